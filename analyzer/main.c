@@ -1,0 +1,39 @@
+/* main.c - the whatif command: dispatches to a subcommand. */
+#include <stdio.h>
+#include <string.h>
+
+#include "cli.h"
+
+static void usage(FILE *f)
+{
+    fputs("usage: whatif COMMAND [ARGS]\n"
+          "\n"
+          "commands:\n"
+          "  analyze [-o OUTDIR] [-q] TRACE_DIR\n"
+          "                 compute the parallelism profile of an offline\n"
+          "                 trace: OUTDIR/profile.csv, run.json, profile.db\n"
+          "  version        print the version\n"
+          "  help           print this text\n",
+          f);
+}
+
+int main(int argc, char **argv)
+{
+    if (argc < 2) {
+        usage(stderr);
+        return 2;
+    }
+    const char *cmd = argv[1];
+    if (!strcmp(cmd, "analyze"))
+        return cmd_analyze(argc - 1, argv + 1);
+    if (!strcmp(cmd, "version") || !strcmp(cmd, "--version")) {
+        printf("whatif %s\n", WHATIF_VERSION);
+        return 0;
+    }
+    if (!strcmp(cmd, "help") || !strcmp(cmd, "--help") || !strcmp(cmd, "-h")) {
+        usage(stdout);
+        return 0;
+    }
+    fprintf(stderr, "whatif: unknown command '%s' (try 'whatif help')\n", cmd);
+    return 2;
+}

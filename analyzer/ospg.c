@@ -1,0 +1,1167 @@
+/* ospg.c - builds the OSPG incrementally and folds it into a profile.
+ *
+ * Every intermediate node accumulates, per scenario, two chains: the serial
+ * chain of its W- and S-children and the best chain through one P-child
+ * (prefix or dependence start + the P-child's own span).  A chain is a length
+ * plus the work per location along it (a small sparse map).  When a node has
+ * ended and all its children are folded it is finalized (its span is the
+ * longer chain, its statistics are collapsed) and folded into its parent,
+ * then freed.  Children are applied to the parent in index order through a
+ * frontier, so out-of-order reports only park, never change the result.
+ * Folding is driven by a work list, never by recursion.
+ *
+ * Memory: one node per live intermediate node, one entry per (location,
+ * group) below it, events for dependence predecessors still referenced by an
+ * address.  Nothing grows with the number of folded nodes.
+ */
+#include "ospg.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <uthash.h>
+#include <utlist.h>
+
+/* ---- Sparse location -> work maps (critical-path attribution) ---- */
+
+typedef struct centry {
+    uint32_t loc;
+    uint64_t val;
+} centry;
+
+/* Chains usually cross a handful of locations, so a flat array with a
+ * linear search beats a hash here. */
+typedef struct cmap {
+    uint32_t n, cap;
+    centry *e;
+} cmap;
+
+static int cmap_add(cmap *m, uint32_t loc, uint64_t val)
+{
+    if (val == 0)
+        return 0;
+    for (uint32_t i = 0; i < m->n; i++) {
+        if (m->e[i].loc == loc) {
+            m->e[i].val += val;
+            return 0;
+        }
+    }
+    if (m->n == m->cap) {
+        uint32_t cap = m->cap ? m->cap * 2 : 2;
+        centry *e = realloc(m->e, cap * sizeof(*e));
+        if (!e)
+            return OSPG_ERR_NOMEM;
+        m->e = e;
+        m->cap = cap;
+    }
+    m->e[m->n].loc = loc;
+    m->e[m->n].val = val;
+    m->n++;
+    return 0;
+}
+
+static int cmap_merge(cmap *dst, const cmap *src)
+{
+    for (uint32_t i = 0; i < src->n; i++)
+        if (cmap_add(dst, src->e[i].loc, src->e[i].val))
+            return OSPG_ERR_NOMEM;
+    return 0;
+}
+
+static void cmap_free(cmap *m)
+{
+    free(m->e);
+    m->e = NULL;
+    m->n = m->cap = 0;
+}
+
+/* Replaces dst by a copy of src; dst's old contents are freed. */
+static int cmap_copy(cmap *dst, const cmap *src)
+{
+    dst->n = 0;
+    return cmap_merge(dst, src);
+}
+
+/* ---- Chains ---- */
+
+/* rank orders equally long chains: the lower rank wins a tie. */
+typedef struct chain {
+    uint64_t len;
+    uint64_t rank;
+    cmap crit;
+} chain;
+
+#define RANK_PREFIX 0u           /* a start from the serial prefix */
+#define RANK_NONE UINT64_MAX     /* no chain yet */
+
+static void chain_free(chain *c)
+{
+    cmap_free(&c->crit);
+}
+
+/* Moves src into dst (dst's map freed); src is left empty. */
+static void chain_move(chain *dst, chain *src)
+{
+    cmap_free(&dst->crit);
+    *dst = *src;
+    memset(&src->crit, 0, sizeof(src->crit));
+}
+
+static int chain_beats(uint64_t len, uint64_t rank, const chain *cur)
+{
+    return len > cur->len || (len == cur->len && rank < cur->rank);
+}
+
+/* ---- Per-location statistics ---- */
+
+typedef struct stat_key {
+    uintptr_t group; /* ospg_group *, 0 for a plain entry */
+    uint32_t loc;
+    uint32_t pad;    /* zeroed: uthash compares the raw bytes */
+} stat_key;
+
+typedef struct stat_entry {
+    stat_key key;
+    uint64_t instances;
+    uint64_t work;
+    UT_hash_handle hh;
+    uint64_t span[]; /* [nscen]: summed for plain entries, maxed in groups */
+} stat_entry;
+
+struct ospg_group {
+    ospg_node *owner;
+    uint32_t loc;
+    void *user;
+    struct ospg_group *next; /* the owner's list */
+};
+
+/* ---- Dependence events and address states ---- */
+
+typedef struct dep_event dep_event;
+struct dep_event {
+    uint32_t refs;
+    int done;
+    size_t nscen;
+    uint64_t rank;      /* the predecessor's index + 1 */
+    chain *fin;         /* [nscen] finish chains, once done */
+    ospg_node **waiters;
+    size_t nwaiters, capwaiters;
+};
+
+typedef struct evset {
+    dep_event **ev;
+    size_t n, cap;
+} evset;
+
+enum { GEN_NONE = 0, GEN_IN, GEN_INOUTSET, GEN_OUT };
+
+typedef struct addr_state {
+    uint64_t addr;
+    int cur_kind;
+    evset prev; /* the previous group: what members of cur depend on */
+    evset cur;
+    UT_hash_handle hh;
+} addr_state;
+
+/* ---- Nodes ---- */
+
+enum { PARK_W = 1, PARK_NODE = 2 };
+
+typedef struct park_item {
+    uint64_t idx;
+    int type;
+    ospg_node *node;          /* PARK_NODE */
+    ospg_dep *deps;           /* PARK_NODE: resolved at the frontier */
+    size_t ndeps;
+    uint64_t work;            /* PARK_W */
+    uint32_t loc, region;
+    struct park_item *prev, *next;
+} park_item;
+
+struct ospg_node {
+    ospg_node *parent;
+    uint64_t idx;
+    ospg_kind kind;
+    uint32_t loc;
+    ospg_group *group;
+
+    int ended;
+    int finalized;
+    int queued;             /* on the work list */
+    int prefix_ready;       /* P: start[] holds the serial prefix */
+    uint64_t nchildren;     /* known once ended */
+    uint64_t frontier;      /* children below this index are applied */
+    uint64_t unfolded;      /* begun intermediate children not yet folded */
+    ospg_node *blocking;    /* the S-child at the frontier, still open */
+    park_item *parked;      /* out-of-order children, sorted by idx */
+
+    uint64_t work;
+    uint64_t preds_pending; /* P: dependence predecessors not yet done */
+    dep_event *event;       /* P with depend items: its finish, shared */
+    addr_state *addrs;      /* this node's P-children's dependence state */
+    ospg_group *groups;     /* groups this node owns */
+    stat_entry *stats;
+
+    chain *ser;   /* [nscen] serial chain; the final chain once finalized */
+    chain *best;  /* [nscen] best chain through a P-child */
+    chain *start; /* [nscen] P: when its subtree may start */
+    void *user;
+    ospg_node *live_prev, *live_next; /* every live node, for teardown */
+    ospg_node *next_free;
+};
+
+struct ospg {
+    size_t nscen;
+    ospg_scenario *scen;   /* [nscen], scen[0] is the identity */
+    ospg_node *root;
+    int err;               /* sticky: the first failure */
+    uint64_t live, peak_live, nodes;
+    ospg_node **ready;     /* work list of nodes to finalize or fold */
+    size_t nready, capready;
+    ospg_node *free_nodes;
+    ospg_node *live_list;
+    uint64_t *scratch;     /* [nscen] */
+    ospg_release_fn release_fn;
+    void *release_arg;
+};
+
+const char *ospg_strerror(int err)
+{
+    switch (err) {
+    case OSPG_OK: return "success";
+    case OSPG_ERR_NOMEM: return "out of memory";
+    case OSPG_ERR_STATE: return "call not allowed in the node's state";
+    case OSPG_ERR_INDEX: return "child index reused or beyond the child count";
+    case OSPG_ERR_ARG: return "invalid argument";
+    }
+    return "unknown error";
+}
+
+static int contains(const uint32_t *v, size_t n, uint32_t x)
+{
+    size_t lo = 0, hi = n;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (v[mid] == x)
+            return 1;
+        if (v[mid] < x)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return 0;
+}
+
+uint64_t ospg_scaled_work(const ospg_scenario *s, uint64_t work, uint32_t loc,
+                          uint32_t region)
+{
+    if (!s || !(s->factor > 1.0))
+        return work;
+    int selected = (s->all_regions && region != 0) ||
+                   (region != 0 && contains(s->regions, s->nregions, region)) ||
+                   contains(s->locs, s->nlocs, loc);
+    if (!selected)
+        return work;
+    if (isinf(s->factor))
+        return 0;
+    return (uint64_t)((double)work / s->factor);
+}
+
+static int fail(ospg *g, int err)
+{
+    if (!g->err)
+        g->err = err;
+    return err;
+}
+
+/* ---- Node life cycle ---- */
+
+static ospg_node *node_alloc(ospg *g)
+{
+    ospg_node *n = g->free_nodes;
+    chain *chains;
+    if (n) {
+        g->free_nodes = n->next_free;
+        chains = n->ser;
+    } else {
+        n = malloc(sizeof(*n));
+        chains = calloc(3 * g->nscen, sizeof(chain));
+        if (!n || !chains) {
+            free(n);
+            free(chains);
+            return NULL;
+        }
+    }
+    memset(n, 0, sizeof(*n));
+    memset(chains, 0, 3 * g->nscen * sizeof(chain));
+    n->ser = chains;
+    n->best = chains + g->nscen;
+    n->start = chains + 2 * g->nscen;
+    for (size_t s = 0; s < g->nscen; s++) {
+        n->ser[s].rank = RANK_PREFIX;
+        n->best[s].rank = RANK_NONE;
+        n->start[s].rank = RANK_PREFIX;
+    }
+    DL_APPEND2(g->live_list, n, live_prev, live_next);
+    g->live++;
+    g->nodes++;
+    if (g->live > g->peak_live)
+        g->peak_live = g->live;
+    return n;
+}
+
+static void stats_free(stat_entry **head)
+{
+    stat_entry *e, *tmp;
+    HASH_ITER(hh, *head, e, tmp) {
+        HASH_DEL(*head, e);
+        free(e);
+    }
+}
+
+static void evset_release(evset *s);
+
+static void event_release(dep_event *e, size_t nscen)
+{
+    if (!e || --e->refs > 0)
+        return;
+    if (e->fin) {
+        for (size_t s = 0; s < nscen; s++)
+            chain_free(&e->fin[s]);
+        free(e->fin);
+    }
+    free(e->waiters);
+    free(e);
+}
+
+static void evset_release(evset *s)
+{
+    for (size_t i = 0; i < s->n; i++)
+        event_release(s->ev[i], s->ev[i]->nscen);
+    free(s->ev);
+    memset(s, 0, sizeof(*s));
+}
+
+static void addrs_free(ospg *g, addr_state **head)
+{
+    addr_state *a, *tmp;
+    (void)g;
+    HASH_ITER(hh, *head, a, tmp) {
+        HASH_DEL(*head, a);
+        evset_release(&a->prev);
+        evset_release(&a->cur);
+        free(a);
+    }
+}
+
+/* Releases everything a node holds and recycles it.  Groups it owns are
+ * freed here: their entries were collapsed when it was finalized. */
+static void node_release(ospg *g, ospg_node *n)
+{
+    if (g->release_fn && n->user)
+        g->release_fn(g->release_arg, n->user);
+    for (size_t s = 0; s < 3 * g->nscen; s++)
+        chain_free(&n->ser[s]);
+    stats_free(&n->stats);
+    addrs_free(g, &n->addrs);
+    event_release(n->event, g->nscen);
+    park_item *p, *ptmp;
+    DL_FOREACH_SAFE(n->parked, p, ptmp) {
+        DL_DELETE(n->parked, p);
+        free(p->deps);
+        free(p);
+    }
+    ospg_group *gr, *gtmp;
+    LL_FOREACH_SAFE(n->groups, gr, gtmp) {
+        if (g->release_fn && gr->user)
+            g->release_fn(g->release_arg, gr->user);
+        free(gr);
+    }
+    DL_DELETE2(g->live_list, n, live_prev, live_next);
+    n->next_free = g->free_nodes;
+    g->free_nodes = n;
+    g->live--;
+}
+
+static int push_ready(ospg *g, ospg_node *n)
+{
+    if (n->queued)
+        return 0;
+    if (g->nready == g->capready) {
+        size_t cap = g->capready ? g->capready * 2 : 64;
+        ospg_node **r = realloc(g->ready, cap * sizeof(*r));
+        if (!r)
+            return fail(g, OSPG_ERR_NOMEM);
+        g->ready = r;
+        g->capready = cap;
+    }
+    g->ready[g->nready++] = n;
+    n->queued = 1;
+    return 0;
+}
+
+static int subtree_done(const ospg_node *n)
+{
+    return n->ended && n->frontier == n->nchildren && n->unfolded == 0 &&
+           !n->blocking && !n->parked;
+}
+
+/* A finalized node may fold into its parent once nothing else holds it. */
+static int can_fold(const ospg_node *n)
+{
+    if (!n->finalized)
+        return 0;
+    if (n->kind == OSPG_S)
+        return 1; /* S-children are applied by the parent's frontier */
+    return n->prefix_ready && n->preds_pending == 0;
+}
+
+/* ---- Statistics ---- */
+
+static stat_entry *stat_new(ospg *g, uint32_t loc, ospg_group *group)
+{
+    stat_entry *e = calloc(1, sizeof(*e) + g->nscen * sizeof(uint64_t));
+    if (!e)
+        return NULL;
+    e->key.loc = loc;
+    e->key.group = (uintptr_t)group;
+    return e;
+}
+
+/* Adds src's numbers into dst; members of one group sum work, max span. */
+static void stat_combine(ospg *g, stat_entry *dst, const stat_entry *src)
+{
+    dst->work += src->work;
+    if (dst->key.group) {
+        dst->instances = 1;
+        for (size_t s = 0; s < g->nscen; s++)
+            if (src->span[s] > dst->span[s])
+                dst->span[s] = src->span[s];
+    } else {
+        dst->instances += src->instances;
+        for (size_t s = 0; s < g->nscen; s++)
+            dst->span[s] += src->span[s];
+    }
+}
+
+/* Moves every entry of *src into *dst, combining equal keys. */
+static void stats_merge(ospg *g, stat_entry **dst, stat_entry **src)
+{
+    stat_entry *e, *tmp, *d;
+    HASH_ITER(hh, *src, e, tmp) {
+        HASH_DEL(*src, e);
+        HASH_FIND(hh, *dst, &e->key, sizeof(e->key), d);
+        if (d) {
+            stat_combine(g, d, e);
+            free(e);
+        } else {
+            HASH_ADD(hh, *dst, key, sizeof(e->key), e);
+        }
+    }
+}
+
+/* Adds one contribution under key (loc, group). */
+static int stats_add(ospg *g, stat_entry **head, uint32_t loc,
+                     ospg_group *group, uint64_t work, const uint64_t *span)
+{
+    stat_key key;
+    memset(&key, 0, sizeof(key));
+    key.loc = loc;
+    key.group = (uintptr_t)group;
+    stat_entry *e;
+    HASH_FIND(hh, *head, &key, sizeof(key), e);
+    if (!e) {
+        e = stat_new(g, loc, group);
+        if (!e)
+            return fail(g, OSPG_ERR_NOMEM);
+        HASH_ADD(hh, *head, key, sizeof(e->key), e);
+    }
+    /* A fresh entry is all zero, so combining equals setting it. */
+    e->work += work;
+    if (group) {
+        e->instances = 1;
+        for (size_t s = 0; s < g->nscen; s++)
+            if (span[s] > e->span[s])
+                e->span[s] = span[s];
+    } else {
+        e->instances++;
+        for (size_t s = 0; s < g->nscen; s++)
+            e->span[s] += span[s];
+    }
+    return 0;
+}
+
+/* The outermost-instance rule: a node with location L drops the
+ * contributions of L found below it, then contributes itself. */
+static int stats_collapse(ospg *g, ospg_node *n)
+{
+    stat_entry *e, *tmp;
+    if (n->loc != OSPG_LOC_NONE) {
+        HASH_ITER(hh, n->stats, e, tmp) {
+            if (e->key.loc == n->loc) {
+                HASH_DEL(n->stats, e);
+                free(e);
+            }
+        }
+        uint64_t *spans = g->scratch;
+        for (size_t s = 0; s < g->nscen; s++)
+            spans[s] = n->ser[s].len;
+        if (stats_add(g, &n->stats, n->loc, n->group, n->work, spans))
+            return g->err;
+    }
+    /* Close the groups this node owns: each becomes one instance. */
+    if (n->groups) {
+        stat_entry *closed = NULL;
+        HASH_ITER(hh, n->stats, e, tmp) {
+            if (!e->key.group)
+                continue;
+            ospg_group *gr = (ospg_group *)e->key.group;
+            if (gr->owner != n)
+                continue;
+            HASH_DEL(n->stats, e);
+            e->key.group = 0;
+            e->instances = 1;
+            stat_entry *d;
+            HASH_FIND(hh, closed, &e->key, sizeof(e->key), d);
+            if (d) {
+                stat_combine(g, d, e);
+                free(e);
+            } else {
+                HASH_ADD(hh, closed, key, sizeof(e->key), e);
+            }
+        }
+        stats_merge(g, &n->stats, &closed);
+    }
+    return 0;
+}
+
+/* ---- Applying children to their parent ---- */
+
+static int apply_w(ospg *g, ospg_node *n, uint64_t work, uint32_t loc,
+                   uint32_t region)
+{
+    uint64_t *spans = g->scratch;
+    n->work += work;
+    for (size_t s = 0; s < g->nscen; s++) {
+        uint64_t ws = s ? ospg_scaled_work(&g->scen[s], work, loc, region)
+                        : work;
+        spans[s] = ws;
+        n->ser[s].len += ws;
+        if (cmap_add(&n->ser[s].crit, loc, ws))
+            return fail(g, OSPG_ERR_NOMEM);
+    }
+    /* A W-node inside a construct of its own location is never counted
+     * (its ancestor is); skip the entry that would be dropped anyway. */
+    if (loc != n->loc && loc != OSPG_LOC_NONE)
+        return stats_add(g, &n->stats, loc, NULL, work, spans);
+    return 0;
+}
+
+static int apply_s(ospg *g, ospg_node *n, ospg_node *c)
+{
+    n->work += c->work;
+    for (size_t s = 0; s < g->nscen; s++) {
+        n->ser[s].len += c->ser[s].len;
+        if (cmap_merge(&n->ser[s].crit, &c->ser[s].crit))
+            return fail(g, OSPG_ERR_NOMEM);
+    }
+    stats_merge(g, &n->stats, &c->stats);
+    n->unfolded--;
+    node_release(g, c);
+    if (subtree_done(n))
+        return push_ready(g, n);
+    return 0;
+}
+
+/* Starts waiting for a dependence predecessor, or takes its finish now. */
+static int take_pred(ospg *g, ospg_node *p, dep_event *e)
+{
+    if (e == p->event)
+        return 0;
+    if (!e->done) {
+        if (e->nwaiters == e->capwaiters) {
+            size_t cap = e->capwaiters ? e->capwaiters * 2 : 4;
+            ospg_node **w = realloc(e->waiters, cap * sizeof(*w));
+            if (!w)
+                return fail(g, OSPG_ERR_NOMEM);
+            e->waiters = w;
+            e->capwaiters = cap;
+        }
+        e->waiters[e->nwaiters++] = p;
+        p->preds_pending++;
+        return 0;
+    }
+    for (size_t s = 0; s < g->nscen; s++) {
+        if (chain_beats(e->fin[s].len, e->rank, &p->start[s])) {
+            p->start[s].len = e->fin[s].len;
+            p->start[s].rank = e->rank;
+            if (cmap_copy(&p->start[s].crit, &e->fin[s].crit))
+                return fail(g, OSPG_ERR_NOMEM);
+        }
+    }
+    return 0;
+}
+
+static int evset_push(evset *s, dep_event *e)
+{
+    if (s->n == s->cap) {
+        size_t cap = s->cap ? s->cap * 2 : 2;
+        dep_event **v = realloc(s->ev, cap * sizeof(*v));
+        if (!v)
+            return OSPG_ERR_NOMEM;
+        s->ev = v;
+        s->cap = cap;
+    }
+    s->ev[s->n++] = e;
+    e->refs++;
+    return 0;
+}
+
+static int dep_kind(uint32_t type)
+{
+    switch (type) {
+    case OSPG_DEP_IN: return GEN_IN;
+    case OSPG_DEP_INOUTSET: return GEN_INOUTSET;
+    default: return GEN_OUT;
+    }
+}
+
+/* Resolves one depend item of P-child p against its earlier siblings. */
+static int resolve_dep(ospg *g, ospg_node *n, ospg_node *p, const ospg_dep *d)
+{
+    addr_state *a;
+    HASH_FIND(hh, n->addrs, &d->addr, sizeof(d->addr), a);
+    if (!a) {
+        a = calloc(1, sizeof(*a));
+        if (!a)
+            return fail(g, OSPG_ERR_NOMEM);
+        a->addr = d->addr;
+        HASH_ADD(hh, n->addrs, addr, sizeof(a->addr), a);
+    }
+    int kind = dep_kind(d->type);
+    if (kind == GEN_OUT || kind != a->cur_kind) {
+        evset_release(&a->prev);
+        a->prev = a->cur;
+        memset(&a->cur, 0, sizeof(a->cur));
+        a->cur_kind = kind;
+    }
+    for (size_t i = 0; i < a->prev.n; i++)
+        if (take_pred(g, p, a->prev.ev[i]))
+            return g->err;
+    if (evset_push(&a->cur, p->event))
+        return fail(g, OSPG_ERR_NOMEM);
+    return 0;
+}
+
+/* A P-child reaches the frontier: its prefix is the serial chain so far. */
+static int apply_p_begin(ospg *g, ospg_node *n, ospg_node *p,
+                         const ospg_dep *deps, size_t ndeps)
+{
+    for (size_t s = 0; s < g->nscen; s++) {
+        p->start[s].len = n->ser[s].len;
+        p->start[s].rank = RANK_PREFIX;
+        if (cmap_copy(&p->start[s].crit, &n->ser[s].crit))
+            return fail(g, OSPG_ERR_NOMEM);
+    }
+    for (size_t i = 0; i < ndeps; i++)
+        if (resolve_dep(g, n, p, &deps[i]))
+            return g->err;
+    p->prefix_ready = 1;
+    if (can_fold(p))
+        return push_ready(g, p);
+    return 0;
+}
+
+/* Applies parked children that the frontier has reached. */
+static int drain(ospg *g, ospg_node *n)
+{
+    while (!n->blocking && n->parked && n->parked->idx == n->frontier) {
+        park_item *it = n->parked;
+        DL_DELETE(n->parked, it);
+        int rc = 0;
+        if (it->type == PARK_W) {
+            rc = apply_w(g, n, it->work, it->loc, it->region);
+            n->frontier++;
+        } else if (it->node->kind == OSPG_S) {
+            if (it->node->finalized) {
+                n->frontier++;
+                rc = apply_s(g, n, it->node);
+            } else {
+                n->blocking = it->node;
+            }
+        } else {
+            n->frontier++;
+            rc = apply_p_begin(g, n, it->node, it->deps, it->ndeps);
+            free(it->deps);
+        }
+        free(it);
+        if (rc)
+            return rc;
+    }
+    if (subtree_done(n))
+        return push_ready(g, n);
+    return 0;
+}
+
+static int park(ospg *g, ospg_node *n, park_item *it)
+{
+    park_item *pos;
+    /* Reports arrive mostly in order: search from the tail. */
+    if (it->idx < n->frontier)
+        return fail(g, OSPG_ERR_INDEX);
+    if (n->blocking && it->idx == n->frontier)
+        return fail(g, OSPG_ERR_INDEX);
+    for (pos = n->parked ? n->parked->prev : NULL; pos; pos = pos->prev) {
+        if (pos->idx == it->idx)
+            return fail(g, OSPG_ERR_INDEX);
+        if (pos->idx < it->idx)
+            break;
+        if (pos == n->parked) {
+            pos = NULL;
+            break;
+        }
+    }
+    if (!pos) {
+        DL_PREPEND(n->parked, it);
+    } else if (pos == n->parked->prev) {
+        DL_APPEND(n->parked, it);
+    } else {
+        DL_APPEND_ELEM(n->parked, pos, it);
+    }
+    return 0;
+}
+
+/* ---- Finalizing and folding ---- */
+
+static int finalize(ospg *g, ospg_node *n)
+{
+    for (size_t s = 0; s < g->nscen; s++) {
+        /* The serial chain wins a tie against any chain through a P-child. */
+        if (n->best[s].len > n->ser[s].len)
+            chain_move(&n->ser[s], &n->best[s]);
+        chain_free(&n->best[s]);
+    }
+    if (stats_collapse(g, n))
+        return g->err;
+    n->finalized = 1;
+    return 0;
+}
+
+/* Folds a finished P-child into its parent's best chain. */
+static int fold_p(ospg *g, ospg_node *p)
+{
+    ospg_node *n = p->parent;
+    dep_event *ev = p->event;
+    if (ev) {
+        ev->fin = calloc(g->nscen, sizeof(chain));
+        if (!ev->fin)
+            return fail(g, OSPG_ERR_NOMEM);
+    }
+    for (size_t s = 0; s < g->nscen; s++) {
+        uint64_t len = p->start[s].len + p->ser[s].len;
+        int wins = chain_beats(len, p->idx, &n->best[s]);
+        if (!wins && !ev)
+            continue;
+        chain c = {len, p->idx, {0, 0, NULL}};
+        chain_move(&c, &p->start[s]);
+        c.len = len;
+        c.rank = p->idx;
+        if (cmap_merge(&c.crit, &p->ser[s].crit)) {
+            chain_free(&c);
+            return fail(g, OSPG_ERR_NOMEM);
+        }
+        if (ev) {
+            ev->fin[s].len = len;
+            if (cmap_copy(&ev->fin[s].crit, &c.crit)) {
+                chain_free(&c);
+                return fail(g, OSPG_ERR_NOMEM);
+            }
+        }
+        if (wins)
+            chain_move(&n->best[s], &c);
+        else
+            chain_free(&c);
+    }
+    n->work += p->work;
+    stats_merge(g, &n->stats, &p->stats);
+    if (ev) {
+        ev->done = 1;
+        for (size_t i = 0; i < ev->nwaiters; i++) {
+            ospg_node *w = ev->waiters[i];
+            if (take_pred(g, w, ev))
+                return g->err;
+            w->preds_pending--;
+            if (can_fold(w) && push_ready(g, w))
+                return g->err;
+        }
+        ev->nwaiters = 0;
+    }
+    n->unfolded--;
+    node_release(g, p);
+    if (subtree_done(n))
+        return push_ready(g, n);
+    return 0;
+}
+
+/* Processes the work list until nothing is ready. */
+static int run(ospg *g)
+{
+    while (g->nready && !g->err) {
+        ospg_node *n = g->ready[--g->nready];
+        n->queued = 0;
+        if (!n->finalized) {
+            if (!subtree_done(n))
+                continue;
+            if (finalize(g, n))
+                return g->err;
+            if (n == g->root)
+                continue;
+        }
+        if (n == g->root || !can_fold(n))
+            continue;
+        ospg_node *parent = n->parent;
+        if (n->kind == OSPG_P) {
+            if (fold_p(g, n))
+                return g->err;
+        } else if (parent->blocking == n) {
+            parent->blocking = NULL;
+            parent->frontier++;
+            if (apply_s(g, parent, n) || drain(g, parent))
+                return g->err;
+        }
+        /* else: an S-child finalized early stays parked until the
+         * frontier reaches it (drain applies it). */
+    }
+    return g->err;
+}
+
+/* ---- Public API ---- */
+
+ospg *ospg_new(size_t nscen, const ospg_scenario *scen)
+{
+    if (nscen == 0)
+        return NULL;
+    ospg *g = calloc(1, sizeof(*g));
+    if (!g)
+        return NULL;
+    g->nscen = nscen;
+    g->scen = calloc(nscen, sizeof(*g->scen));
+    if (!g->scen) {
+        free(g);
+        return NULL;
+    }
+    g->scratch = calloc(nscen, sizeof(uint64_t));
+    if (!g->scratch) {
+        free(g->scen);
+        free(g);
+        return NULL;
+    }
+    for (size_t s = 1; s < nscen; s++)
+        g->scen[s] = scen[s];
+    g->root = node_alloc(g);
+    if (!g->root) {
+        ospg_free(g);
+        return NULL;
+    }
+    g->root->kind = OSPG_S;
+    g->root->loc = OSPG_LOC_PROGRAM;
+    g->root->prefix_ready = 1;
+    return g;
+}
+
+size_t ospg_nscen(const ospg *g)
+{
+    return g->nscen;
+}
+
+ospg_node *ospg_root(ospg *g)
+{
+    return g->root;
+}
+
+int ospg_error(const ospg *g)
+{
+    return g->err;
+}
+
+void ospg_set_release_hook(ospg *g, ospg_release_fn fn, void *arg)
+{
+    g->release_fn = fn;
+    g->release_arg = arg;
+}
+
+void ospg_node_set_user(ospg_node *n, void *user)
+{
+    n->user = user;
+}
+
+void ospg_group_set_user(ospg_group *gr, void *user)
+{
+    gr->user = user;
+}
+
+uint64_t ospg_live_nodes(const ospg *g)
+{
+    return g->live;
+}
+
+uint64_t ospg_peak_live_nodes(const ospg *g)
+{
+    return g->peak_live;
+}
+
+ospg_group *ospg_group_new(ospg *g, ospg_node *owner, uint32_t loc)
+{
+    if (g->err || !owner || owner->finalized) {
+        fail(g, OSPG_ERR_STATE);
+        return NULL;
+    }
+    ospg_group *gr = calloc(1, sizeof(*gr));
+    if (!gr) {
+        fail(g, OSPG_ERR_NOMEM);
+        return NULL;
+    }
+    gr->owner = owner;
+    gr->loc = loc;
+    LL_PREPEND(owner->groups, gr);
+    return gr;
+}
+
+static int child_allowed(ospg *g, ospg_node *parent, uint64_t idx)
+{
+    if (g->err)
+        return g->err;
+    if (!parent || parent->finalized)
+        return fail(g, OSPG_ERR_STATE);
+    if (parent->ended && idx >= parent->nchildren)
+        return fail(g, OSPG_ERR_INDEX);
+    if (idx < parent->frontier || (parent->blocking && idx == parent->frontier))
+        return fail(g, OSPG_ERR_INDEX);
+    return 0;
+}
+
+ospg_node *ospg_begin(ospg *g, ospg_node *parent, uint64_t idx, ospg_kind kind,
+                      uint32_t loc, ospg_group *group, const ospg_dep *deps,
+                      size_t ndeps, int *err)
+{
+    int rc = child_allowed(g, parent, idx);
+    if (!rc && kind != OSPG_S && kind != OSPG_P)
+        rc = fail(g, OSPG_ERR_ARG);
+    if (!rc && (ndeps || group) && kind != OSPG_P)
+        rc = fail(g, OSPG_ERR_ARG);
+    if (!rc && group) {
+        /* Members must lie under the owner, or the group would never
+         * close (and an untrusted trace could make it dangle). */
+        ospg_node *a = parent;
+        while (a && a != group->owner)
+            a = a->parent;
+        if (!a)
+            rc = fail(g, OSPG_ERR_ARG);
+    }
+    if (rc) {
+        if (err)
+            *err = rc;
+        return NULL;
+    }
+    ospg_node *n = node_alloc(g);
+    if (!n)
+        goto nomem;
+    n->parent = parent;
+    n->idx = idx;
+    n->kind = kind;
+    n->group = group;
+    n->loc = (loc == OSPG_LOC_NONE && group) ? group->loc : loc;
+    if (ndeps) {
+        n->event = calloc(1, sizeof(*n->event));
+        if (!n->event)
+            goto nomem_node;
+        n->event->refs = 1;
+        n->event->nscen = g->nscen;
+        n->event->rank = idx + 1;
+    }
+    parent->unfolded++;
+    if (idx == parent->frontier && !parent->blocking) {
+        if (kind == OSPG_S) {
+            parent->blocking = n;
+        } else {
+            parent->frontier++;
+            if (apply_p_begin(g, parent, n, deps, ndeps) || drain(g, parent))
+                goto failed;
+        }
+    } else {
+        park_item *it = calloc(1, sizeof(*it));
+        if (!it)
+            goto nomem;
+        it->idx = idx;
+        it->type = PARK_NODE;
+        it->node = n;
+        /* Depend items resolve in index order, so they wait with it. */
+        if (ndeps) {
+            it->deps = malloc(ndeps * sizeof(*deps));
+            if (!it->deps) {
+                free(it);
+                goto nomem;
+            }
+            memcpy(it->deps, deps, ndeps * sizeof(*deps));
+            it->ndeps = ndeps;
+        }
+        if (park(g, parent, it)) {
+            free(it->deps);
+            free(it);
+            goto failed;
+        }
+    }
+    if (run(g))
+        goto failed;
+    return n;
+nomem_node:
+    node_release(g, n);
+nomem:
+    fail(g, OSPG_ERR_NOMEM);
+failed:
+    if (err)
+        *err = g->err;
+    return NULL;
+}
+
+int ospg_work(ospg *g, ospg_node *parent, uint64_t idx, uint64_t work,
+              uint32_t loc, uint32_t region)
+{
+    int rc = child_allowed(g, parent, idx);
+    if (rc)
+        return rc;
+    g->nodes++;
+    if (idx == parent->frontier) {
+        parent->frontier++;
+        if (apply_w(g, parent, work, loc, region) || drain(g, parent))
+            return g->err;
+    } else {
+        park_item *it = calloc(1, sizeof(*it));
+        if (!it)
+            return fail(g, OSPG_ERR_NOMEM);
+        it->idx = idx;
+        it->type = PARK_W;
+        it->work = work;
+        it->loc = loc;
+        it->region = region;
+        if (park(g, parent, it)) {
+            free(it);
+            return g->err;
+        }
+    }
+    return run(g);
+}
+
+int ospg_end(ospg *g, ospg_node *n, uint64_t nchildren, uint32_t loc)
+{
+    if (g->err)
+        return g->err;
+    if (!n || n->ended)
+        return fail(g, OSPG_ERR_STATE);
+    if (nchildren < n->frontier ||
+        (n->parked && n->parked->prev->idx >= nchildren))
+        return fail(g, OSPG_ERR_INDEX);
+    n->ended = 1;
+    n->nchildren = nchildren;
+    if (loc != OSPG_LOC_NONE)
+        n->loc = loc;
+    if (subtree_done(n) && push_ready(g, n))
+        return g->err;
+    return run(g);
+}
+
+static int cmp_stat(const void *a, const void *b)
+{
+    const ospg_loc_stat *x = a, *y = b;
+    return (x->loc > y->loc) - (x->loc < y->loc);
+}
+
+int ospg_finish(ospg *g, uint64_t root_nchildren, ospg_profile *out)
+{
+    memset(out, 0, sizeof(*out));
+    if (ospg_end(g, g->root, root_nchildren, OSPG_LOC_NONE))
+        return g->err;
+    ospg_node *r = g->root;
+    if (!r->finalized || g->live != 1)
+        return fail(g, OSPG_ERR_STATE);
+
+    /* Every location with an instance or with critical work gets a row. */
+    stat_entry *e, *tmp;
+    size_t n = HASH_COUNT(r->stats);
+    for (size_t s = 0; s < g->nscen; s++)
+        for (uint32_t i = 0; i < r->ser[s].crit.n; i++) {
+            stat_key k = {0, r->ser[s].crit.e[i].loc, 0};
+            HASH_FIND(hh, r->stats, &k, sizeof(k), e);
+            if (!e) {
+                e = stat_new(g, k.loc, NULL);
+                if (!e)
+                    return fail(g, OSPG_ERR_NOMEM);
+                HASH_ADD(hh, r->stats, key, sizeof(e->key), e);
+                n++;
+            }
+        }
+    out->nscen = g->nscen;
+    out->work = r->work;
+    out->nodes = g->nodes;
+    out->span = calloc(g->nscen, sizeof(uint64_t));
+    out->locs = calloc(n ? n : 1, sizeof(ospg_loc_stat));
+    uint64_t *pool = calloc(2 * g->nscen * (n ? n : 1), sizeof(uint64_t));
+    out->storage_ = pool;
+    if (!out->span || !out->locs || !pool) {
+        ospg_profile_free(out);
+        return fail(g, OSPG_ERR_NOMEM);
+    }
+    for (size_t s = 0; s < g->nscen; s++)
+        out->span[s] = r->ser[s].len;
+    size_t i = 0;
+    HASH_ITER(hh, r->stats, e, tmp) {
+        ospg_loc_stat *ls = &out->locs[i];
+        ls->loc = e->key.loc;
+        ls->instances = e->instances;
+        ls->work = e->work;
+        ls->span = pool + 2 * g->nscen * i;
+        ls->critical = ls->span + g->nscen;
+        memcpy(ls->span, e->span, g->nscen * sizeof(uint64_t));
+        for (size_t s = 0; s < g->nscen; s++)
+            for (uint32_t j = 0; j < r->ser[s].crit.n; j++)
+                if (r->ser[s].crit.e[j].loc == ls->loc)
+                    ls->critical[s] = r->ser[s].crit.e[j].val;
+        i++;
+    }
+    out->nlocs = n;
+    qsort(out->locs, n, sizeof(*out->locs), cmp_stat);
+    return 0;
+}
+
+void ospg_profile_free(ospg_profile *p)
+{
+    if (!p)
+        return;
+    free(p->storage_);
+    free(p->locs);
+    free(p->span);
+    memset(p, 0, sizeof(*p));
+}
+
+void ospg_free(ospg *g)
+{
+    if (!g)
+        return;
+    /* A failed or abandoned build still owns its live nodes.  Events are
+     * shared with siblings, so drop every node's hold before freeing. */
+    g->release_fn = NULL;
+    while (g->live_list)
+        node_release(g, g->live_list);
+    ospg_node *n = g->free_nodes, *next;
+    while (n) {
+        next = n->next_free;
+        free(n->ser);
+        free(n);
+        n = next;
+    }
+    free(g->ready);
+    free(g->scratch);
+    free(g->scen);
+    free(g);
+}

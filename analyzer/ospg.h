@@ -1,0 +1,154 @@
+/* ospg.h - the OpenMP series-parallel graph (OSPG) and its profile.
+ *
+ * This module owns the one implementation of the parallelism-profile
+ * algorithm (OMP-WHIP, seeds/001 Fig. 4-5, with the fixes listed in
+ * docs/model.md).  The on-the-fly profiler and the offline analyzer both
+ * drive it through the same calls: begin an intermediate node, add a W-node,
+ * end a node.  A node is folded into its parent as soon as it has ended and
+ * its whole subtree is folded, so memory is bounded by the live nodes, never
+ * by the length of the run.  Nothing here recurses over the tree.
+ *
+ * Children may be reported out of order (they carry their index among their
+ * siblings); the result does not depend on the order of the calls, only on
+ * the graph.  The builder is not thread-safe: concurrent callers serialize.
+ */
+#ifndef WHATIF_OSPG_H
+#define WHATIF_OSPG_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+typedef enum ospg_kind {
+    OSPG_S = 1, /* sync scope: its subtree runs in series with right siblings */
+    OSPG_P = 2  /* parallel: its subtree runs in parallel with right siblings */
+} ospg_kind;
+
+/* Task dependence types on an address (OpenMP depend clause). */
+typedef enum ospg_dep_type {
+    OSPG_DEP_IN = 1,
+    OSPG_DEP_OUT = 2,            /* same as inout */
+    OSPG_DEP_INOUT = 3,
+    OSPG_DEP_MUTEXINOUTSET = 4,  /* serialized in creation order, like inout */
+    OSPG_DEP_INOUTSET = 5        /* concurrent with its own set, else like out */
+} ospg_dep_type;
+
+typedef struct ospg_dep {
+    uint64_t addr;
+    uint32_t type; /* ospg_dep_type */
+} ospg_dep;
+
+/* Location id 0 is the whole program; the root carries it.  Other ids are
+ * whatever the caller interned (the location table lives with the caller). */
+#define OSPG_LOC_PROGRAM 0u
+#define OSPG_LOC_NONE UINT32_MAX /* a node that is no directive instance */
+
+/* A what-if scenario: the work of selected W-nodes is divided by factor,
+ * total work is unchanged.  Scenario 0 is always the measured profile. */
+typedef struct ospg_scenario {
+    double factor;          /* > 1; INFINITY makes selected work free */
+    int all_regions;        /* select every W-node inside any region */
+    const uint32_t *regions; size_t nregions; /* sorted region ids */
+    const uint32_t *locs; size_t nlocs;       /* sorted W-node locations */
+} ospg_scenario;
+
+typedef struct ospg ospg;
+typedef struct ospg_node ospg_node;
+typedef struct ospg_group ospg_group;
+
+/* Error codes; ospg_strerror() names them. */
+typedef enum ospg_err {
+    OSPG_OK = 0,
+    OSPG_ERR_NOMEM = -1,
+    OSPG_ERR_STATE = -2,    /* call not allowed in the node's state */
+    OSPG_ERR_INDEX = -3,    /* child index reused or beyond the end count */
+    OSPG_ERR_ARG = -4
+} ospg_err;
+
+const char *ospg_strerror(int err);
+
+/* Creates a builder with the measured scenario plus nscen-1 what-if ones
+ * (scen[0] is ignored and may be NULL when nscen == 1).  The scenario
+ * arrays must outlive the builder.  Returns NULL when out of memory. */
+ospg *ospg_new(size_t nscen, const ospg_scenario *scen);
+void ospg_free(ospg *g);
+size_t ospg_nscen(const ospg *g);
+
+/* The root S-node (location OSPG_LOC_PROGRAM), live until ospg_finish(). */
+ospg_node *ospg_root(ospg *g);
+
+/* Loop chunks and sections of one worksharing instance form a group: the
+ * instance's work is the sum of its members' and its span is their maximum.
+ * owner is the node that holds every member in its subtree (the barrier
+ * phase; a member whose parent is not owner or below it is refused); the
+ * group is freed when owner folds.  Returns NULL on no memory. */
+ospg_group *ospg_group_new(ospg *g, ospg_node *owner, uint32_t loc);
+
+/* Begins an intermediate node as child number idx of parent (idx counts
+ * every child, W-nodes included, from 0, in program order; it also breaks
+ * ties between equally long paths: the lower index wins).  loc may be
+ * OSPG_LOC_NONE and can still be set by ospg_end.  group is NULL unless the
+ * node is a member.  deps are resolved against the earlier P-node siblings
+ * (only for kind P).  Returns the node, or NULL with *err set. */
+ospg_node *ospg_begin(ospg *g, ospg_node *parent, uint64_t idx, ospg_kind kind,
+                      uint32_t loc, ospg_group *group, const ospg_dep *deps,
+                      size_t ndeps, int *err);
+
+/* Adds a W-node of the given work as child number idx of parent.  region is
+ * the innermost what-if region around it (0: none). */
+int ospg_work(ospg *g, ospg_node *parent, uint64_t idx, uint64_t work,
+              uint32_t loc, uint32_t region);
+
+/* Ends node: it has nchildren children in all.  loc, unless OSPG_LOC_NONE,
+ * replaces the node's location (a taskwait scope learns it only here).  The
+ * node, and any ancestors it completes, fold now or as soon as their last
+ * child does.  The pointer stays valid as a parent until all nchildren
+ * children are reported; after that it must not be used. */
+int ospg_end(ospg *g, ospg_node *node, uint64_t nchildren, uint32_t loc);
+
+/* The first error the builder met (sticky), or OSPG_OK. */
+int ospg_error(const ospg *g);
+
+/* A caller that maps ids to nodes or groups (the trace replay) learns here
+ * when one is freed: fn(arg, user) runs with the pointer it attached. */
+typedef void (*ospg_release_fn)(void *arg, void *user);
+void ospg_set_release_hook(ospg *g, ospg_release_fn fn, void *arg);
+void ospg_node_set_user(ospg_node *n, void *user);
+void ospg_group_set_user(ospg_group *gr, void *user);
+
+/* Number of nodes begun and not yet folded (the memory bound). */
+uint64_t ospg_live_nodes(const ospg *g);
+uint64_t ospg_peak_live_nodes(const ospg *g);
+
+/* ---- The profile ---- */
+
+typedef struct ospg_loc_stat {
+    uint32_t loc;
+    uint64_t instances;  /* counted dynamic instances (outermost only) */
+    uint64_t work;       /* total work of those instances */
+    uint64_t *span;      /* [nscen] sum of their spans */
+    uint64_t *critical;  /* [nscen] program critical-path work of W-nodes
+                          * located here */
+} ospg_loc_stat;
+
+typedef struct ospg_profile {
+    size_t nscen;
+    uint64_t work;       /* program work */
+    uint64_t *span;      /* [nscen] program span */
+    size_t nlocs;
+    ospg_loc_stat *locs; /* sorted by loc id; loc 0 (program) included */
+    uint64_t nodes;      /* intermediate + W nodes seen */
+    uint64_t *storage_;  /* private: backs the per-location arrays */
+} ospg_profile;
+
+/* Ends the root and computes the profile.  Fails with OSPG_ERR_STATE if any
+ * node other than the root is still live (a truncated graph).  On success
+ * *out owns its arrays (ospg_profile_free) and the builder is spent. */
+int ospg_finish(ospg *g, uint64_t root_nchildren, ospg_profile *out);
+void ospg_profile_free(ospg_profile *p);
+
+/* The work of a W-node in scenario s: what both the builder and the tests'
+ * oracle use, so that what-if results compare exactly. */
+uint64_t ospg_scaled_work(const ospg_scenario *s, uint64_t work, uint32_t loc,
+                          uint32_t region);
+
+#endif

@@ -1,0 +1,419 @@
+/* replay.c - feeds trace streams to the analysis core in causal order.
+ *
+ * Streams are read round-robin, a bounded batch at a time, so that streams
+ * written side by side are consumed side by side and the set of live nodes
+ * stays what it was in the run.  A record naming an unknown node blocks its
+ * stream; when every unfinished stream is blocked, the trace is inconsistent
+ * and the first blocked record is reported.
+ */
+#include "replay.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <uthash.h>
+
+#include "trace.h"
+
+#define BATCH 4096 /* records per stream per turn */
+
+enum { MAP_NODE = 1, MAP_GROUP = 2 };
+
+typedef struct id_entry {
+    uint64_t id;
+    int type;
+    ospg_node *node;
+    ospg_group *group;
+    UT_hash_handle hh;
+} id_entry;
+
+typedef struct stream {
+    const char *name;
+    trace_reader *rd;
+    int done;
+    int pending;        /* rec holds a record not yet applied */
+    uint64_t rec_off;   /* its byte offset */
+    trace_rec rec;
+} stream;
+
+typedef struct replay {
+    ospg *g;
+    loctab *lt;
+    replay_meta_fn meta_fn;
+    void *meta_arg;
+    id_entry *nodes;
+    id_entry *groups;
+    int root_ended;
+    uint64_t root_nchildren;
+    char *err;
+    size_t errlen;
+} replay;
+
+static void set_err(replay *rp, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(rp->err, rp->errlen, fmt, ap);
+    va_end(ap);
+}
+
+/* The core tells us when a node or group is folded: forget its id. */
+static void on_release(void *arg, void *user)
+{
+    replay *rp = arg;
+    id_entry *e = user;
+    if (e->type == MAP_NODE)
+        HASH_DEL(rp->nodes, e);
+    else
+        HASH_DEL(rp->groups, e);
+    free(e);
+}
+
+static id_entry *find(id_entry *head, uint64_t id)
+{
+    id_entry *e;
+    HASH_FIND(hh, head, &id, sizeof(id), e);
+    return e;
+}
+
+static int map_add(replay *rp, id_entry **head, uint64_t id, int type,
+                   id_entry **out)
+{
+    id_entry *e = calloc(1, sizeof(*e));
+    if (!e)
+        return -1;
+    e->id = id;
+    e->type = type;
+    HASH_ADD(hh, *head, id, sizeof(e->id), e);
+    (void)rp;
+    *out = e;
+    return 0;
+}
+
+static const char *rec_name(int type)
+{
+    switch (type) {
+    case TRACE_BEGIN: return "begin";
+    case TRACE_WORK: return "work";
+    case TRACE_END: return "end";
+    case TRACE_GROUP: return "group";
+    case TRACE_LOC: return "location";
+    case TRACE_META: return "meta";
+    }
+    return "record";
+}
+
+static int core_error(replay *rp, stream *s, int rc)
+{
+    set_err(rp, "%s: byte %llu: %s record: %s", s->name,
+            (unsigned long long)s->rec_off, rec_name(s->rec.type),
+            ospg_strerror(rc));
+    return -1;
+}
+
+/* Applies s->rec.  Returns 1 when applied, 0 when it names a node or group
+ * not begun yet, -1 on error (message set). */
+static int apply(replay *rp, stream *s)
+{
+    const trace_rec *r = &s->rec;
+    id_entry *p, *e, *gr = NULL;
+    int rc = 0;
+
+    switch (r->type) {
+    case TRACE_BEGIN:
+        if (!(p = find(rp->nodes, r->parent)))
+            return 0;
+        if (r->group && !(gr = find(rp->groups, r->group)))
+            return 0;
+        if (r->id == TRACE_ROOT_ID || find(rp->nodes, r->id)) {
+            set_err(rp, "%s: byte %llu: node %llu begun twice", s->name,
+                    (unsigned long long)s->rec_off,
+                    (unsigned long long)r->id);
+            return -1;
+        }
+        ospg_node *n = ospg_begin(rp->g, p->node, r->idx, (ospg_kind)r->kind,
+                                  r->loc, gr ? gr->group : NULL, r->deps,
+                                  r->ndeps, &rc);
+        if (!n)
+            return core_error(rp, s, rc);
+        if (map_add(rp, &rp->nodes, r->id, MAP_NODE, &e))
+            return core_error(rp, s, OSPG_ERR_NOMEM);
+        e->node = n;
+        ospg_node_set_user(n, e);
+        return 1;
+    case TRACE_WORK:
+        if (!(p = find(rp->nodes, r->parent)))
+            return 0;
+        rc = ospg_work(rp->g, p->node, r->idx, r->work, r->loc, r->region);
+        return rc ? core_error(rp, s, rc) : 1;
+    case TRACE_END:
+        if (r->id == TRACE_ROOT_ID) {
+            if (rp->root_ended) {
+                set_err(rp, "%s: byte %llu: the program ends twice", s->name,
+                        (unsigned long long)s->rec_off);
+                return -1;
+            }
+            rp->root_ended = 1;
+            rp->root_nchildren = r->nchildren;
+            return 1;
+        }
+        if (!(e = find(rp->nodes, r->id)))
+            return 0;
+        rc = ospg_end(rp->g, e->node, r->nchildren, r->loc);
+        return rc ? core_error(rp, s, rc) : 1;
+    case TRACE_GROUP:
+        if (!(p = find(rp->nodes, r->parent)))
+            return 0;
+        if (find(rp->groups, r->id)) {
+            set_err(rp, "%s: byte %llu: group %llu defined twice", s->name,
+                    (unsigned long long)s->rec_off,
+                    (unsigned long long)r->id);
+            return -1;
+        }
+        ospg_group *g = ospg_group_new(rp->g, p->node, r->loc);
+        if (!g)
+            return core_error(rp, s, ospg_error(rp->g));
+        if (map_add(rp, &rp->groups, r->id, MAP_GROUP, &e))
+            return core_error(rp, s, OSPG_ERR_NOMEM);
+        e->group = g;
+        ospg_group_set_user(g, e);
+        return 1;
+    case TRACE_LOC:
+        rc = loctab_set(rp->lt, r->loc, r->str1, r->str2);
+        if (rc) {
+            set_err(rp, "%s: byte %llu: location %u: %s", s->name,
+                    (unsigned long long)s->rec_off, r->loc,
+                    loctab_strerror(rc));
+            return -1;
+        }
+        return 1;
+    case TRACE_META:
+        if (rp->meta_fn)
+            rp->meta_fn(rp->meta_arg, r->str1, r->str2);
+        return 1;
+    }
+    set_err(rp, "%s: byte %llu: unknown record", s->name,
+            (unsigned long long)s->rec_off);
+    return -1;
+}
+
+/* Advances one stream by up to BATCH records.  Returns the number applied,
+ * or -1 on error. */
+static long step(replay *rp, stream *s, replay_stats *st)
+{
+    long applied = 0;
+    while (!s->done && applied < BATCH) {
+        if (!s->pending) {
+            s->rec_off = trace_reader_offset(s->rd);
+            int rc = trace_reader_next(s->rd, &s->rec);
+            if (rc < 0) {
+                set_err(rp, "%s", trace_reader_error(s->rd));
+                return -1;
+            }
+            if (rc == 0) {
+                s->done = 1;
+                break;
+            }
+            s->pending = 1;
+            st->records++;
+        }
+        int rc = apply(rp, s);
+        if (rc < 0)
+            return -1;
+        if (rc == 0)
+            break;
+        s->pending = 0;
+        applied++;
+    }
+    return applied;
+}
+
+int replay_files(const char *const *paths, size_t npaths, size_t nscen,
+                 const ospg_scenario *scen, loctab *lt, replay_meta_fn meta_fn,
+                 void *meta_arg, ospg_profile *out, replay_stats *stats,
+                 char *err, size_t errlen)
+{
+    replay rp = {0};
+    replay_stats st = {0};
+    stream *ss = calloc(npaths ? npaths : 1, sizeof(*ss));
+    int ret = -1;
+
+    memset(out, 0, sizeof(*out));
+    rp.lt = lt;
+    rp.meta_fn = meta_fn;
+    rp.meta_arg = meta_arg;
+    rp.err = err;
+    rp.errlen = errlen;
+    rp.g = ospg_new(nscen, scen);
+    if (!ss || !rp.g) {
+        set_err(&rp, "out of memory");
+        goto out;
+    }
+    ospg_set_release_hook(rp.g, on_release, &rp);
+    id_entry *root;
+    if (map_add(&rp, &rp.nodes, TRACE_ROOT_ID, MAP_NODE, &root)) {
+        set_err(&rp, "out of memory");
+        goto out;
+    }
+    root->node = ospg_root(rp.g);
+    if (npaths == 0) {
+        set_err(&rp, "no trace stream to read");
+        goto out;
+    }
+    for (size_t i = 0; i < npaths; i++) {
+        ss[i].name = paths[i];
+        ss[i].rd = trace_reader_open(paths[i]);
+        if (!ss[i].rd) {
+            set_err(&rp, "%s: out of memory", paths[i]);
+            goto out;
+        }
+        if (trace_reader_error(ss[i].rd)) {
+            set_err(&rp, "%s", trace_reader_error(ss[i].rd));
+            goto out;
+        }
+    }
+    st.streams = npaths;
+
+    for (;;) {
+        long progress = 0;
+        size_t open = 0;
+        for (size_t i = 0; i < npaths; i++) {
+            long n = step(&rp, &ss[i], &st);
+            if (n < 0)
+                goto out;
+            progress += n;
+            open += !ss[i].done;
+        }
+        if (open == 0)
+            break;
+        if (progress == 0) {
+            for (size_t i = 0; i < npaths; i++) {
+                if (!ss[i].pending)
+                    continue;
+                const trace_rec *r = &ss[i].rec;
+                uint64_t id = r->type == TRACE_BEGIN || r->type == TRACE_WORK
+                                  ? (find(rp.nodes, r->parent) ? r->group
+                                                               : r->parent)
+                              : r->type == TRACE_GROUP ? r->parent
+                                                       : r->id;
+                set_err(&rp,
+                        "%s: byte %llu: %s record names %s %llu, which no "
+                        "stream begins (or which already completed)",
+                        ss[i].name, (unsigned long long)ss[i].rec_off,
+                        rec_name(r->type),
+                        r->type == TRACE_BEGIN && find(rp.nodes, r->parent)
+                            ? "group" : "node",
+                        (unsigned long long)id);
+                goto out;
+            }
+        }
+    }
+    for (size_t i = 0; i < npaths; i++)
+        st.bytes += trace_reader_offset(ss[i].rd);
+    if (!rp.root_ended) {
+        set_err(&rp,
+                "%s: the trace has no end-of-program record (%llu nodes "
+                "still open): the run was cut short or a stream is missing",
+                paths[0], (unsigned long long)(ospg_live_nodes(rp.g) - 1));
+        goto out;
+    }
+    st.peak_live_nodes = ospg_peak_live_nodes(rp.g);
+    int rc = ospg_finish(rp.g, rp.root_nchildren, out);
+    if (rc) {
+        set_err(&rp,
+                "%s: the trace is incomplete: %llu nodes never completed "
+                "(%s)", paths[0],
+                (unsigned long long)(ospg_live_nodes(rp.g) - 1),
+                ospg_strerror(rc));
+        goto out;
+    }
+    ret = 0;
+out:
+    if (stats)
+        *stats = st;
+    if (rp.g) {
+        ospg_set_release_hook(rp.g, NULL, NULL);
+        ospg_free(rp.g);
+    }
+    id_entry *e, *tmp;
+    HASH_ITER(hh, rp.nodes, e, tmp) {
+        HASH_DEL(rp.nodes, e);
+        free(e);
+    }
+    HASH_ITER(hh, rp.groups, e, tmp) {
+        HASH_DEL(rp.groups, e);
+        free(e);
+    }
+    for (size_t i = 0; ss && i < npaths; i++)
+        trace_reader_close(ss[i].rd);
+    free(ss);
+    return ret;
+}
+
+static int cmp_str(const void *a, const void *b)
+{
+    return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+int replay_dir(const char *dir, size_t nscen, const ospg_scenario *scen,
+               loctab *lt, replay_meta_fn meta_fn, void *meta_arg,
+               ospg_profile *out, replay_stats *stats, char *err,
+               size_t errlen)
+{
+    DIR *d = opendir(dir);
+    char **paths = NULL;
+    size_t n = 0, cap = 0;
+    int ret = -1;
+
+    memset(out, 0, sizeof(*out));
+    if (!d) {
+        snprintf(err, errlen, "%s: cannot open trace directory: %s", dir,
+                 strerror(errno));
+        return -1;
+    }
+    size_t plen = strlen(REPLAY_STREAM_PREFIX);
+    size_t slen = strlen(REPLAY_STREAM_SUFFIX);
+    struct dirent *de;
+    while ((de = readdir(d))) {
+        size_t len = strlen(de->d_name);
+        if (len <= plen + slen ||
+            strncmp(de->d_name, REPLAY_STREAM_PREFIX, plen) ||
+            strcmp(de->d_name + len - slen, REPLAY_STREAM_SUFFIX))
+            continue;
+        if (n == cap) {
+            cap = cap ? cap * 2 : 16;
+            char **np = realloc(paths, cap * sizeof(*np));
+            if (!np)
+                goto nomem;
+            paths = np;
+        }
+        size_t need = strlen(dir) + 1 + len + 1;
+        if (!(paths[n] = malloc(need)))
+            goto nomem;
+        snprintf(paths[n], need, "%s/%s", dir, de->d_name);
+        n++;
+    }
+    if (n == 0) {
+        snprintf(err, errlen,
+                 "%s: no trace streams (%s*%s) in this directory: was the "
+                 "program profiled in offline mode?", dir,
+                 REPLAY_STREAM_PREFIX, REPLAY_STREAM_SUFFIX);
+        goto done;
+    }
+    qsort(paths, n, sizeof(*paths), cmp_str);
+    ret = replay_files((const char *const *)paths, n, nscen, scen, lt,
+                       meta_fn, meta_arg, out, stats, err, errlen);
+    goto done;
+nomem:
+    snprintf(err, errlen, "%s: out of memory", dir);
+done:
+    closedir(d);
+    for (size_t i = 0; i < n; i++)
+        free(paths[i]);
+    free(paths);
+    return ret;
+}

@@ -1,0 +1,350 @@
+/* test_ospg_cases.c - hand-checked graphs for the analysis core.
+ *
+ * Each case builds a small OSPG through the public API and asserts numbers
+ * worked out by hand in the comment above it.  The regressions for every
+ * defect of the prior prototype (docs/model.md) live here.
+ */
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "ospg.h"
+
+static int passed, failed;
+
+#define CHECK(cond)                                                        \
+    do {                                                                   \
+        if (cond) {                                                        \
+            passed++;                                                      \
+        } else {                                                           \
+            failed++;                                                      \
+            fprintf(stderr, "%s:%d: %s: check failed: %s\n", __FILE__,     \
+                    __LINE__, current, #cond);                             \
+        }                                                                  \
+    } while (0)
+
+static const char *current = "";
+
+static const ospg_loc_stat *stat_of(const ospg_profile *p, uint32_t loc)
+{
+    for (size_t i = 0; i < p->nlocs; i++)
+        if (p->locs[i].loc == loc)
+            return &p->locs[i];
+    return NULL;
+}
+
+static uint64_t crit_of(const ospg_profile *p, uint32_t loc, size_t s)
+{
+    const ospg_loc_stat *ls = stat_of(p, loc);
+    return ls ? ls->critical[s] : 0;
+}
+
+static uint64_t crit_sum(const ospg_profile *p, size_t s)
+{
+    uint64_t sum = 0;
+    for (size_t i = 0; i < p->nlocs; i++)
+        sum += p->locs[i].critical[s];
+    return sum;
+}
+
+enum { PROG = 0, PAR = 1, LOOP = 2, TASK = 3, SINGLE = 4, TW = 5 };
+
+/* root: W10; parallel{ phase{ P{W30} P{W20} } }; W100.
+ * work 160, span 10+30+100 = 140; critical program 110, parallel 30;
+ * parallel instance: work 50, span 30. */
+static void case_parallel(void)
+{
+    current = "parallel";
+    ospg *g = ospg_new(1, NULL);
+    ospg_node *r = ospg_root(g);
+    CHECK(ospg_work(g, r, 0, 10, PROG, 0) == 0);
+    ospg_node *par = ospg_begin(g, r, 1, OSPG_S, PAR, NULL, NULL, 0, NULL);
+    ospg_node *ph = ospg_begin(g, par, 0, OSPG_S, OSPG_LOC_NONE, NULL, NULL, 0,
+                               NULL);
+    ospg_node *t1 = ospg_begin(g, ph, 1, OSPG_P, OSPG_LOC_NONE, NULL, NULL, 0,
+                               NULL);
+    ospg_node *t0 = ospg_begin(g, ph, 0, OSPG_P, OSPG_LOC_NONE, NULL, NULL, 0,
+                               NULL);
+    CHECK(ospg_work(g, t1, 0, 20, PAR, 0) == 0);
+    CHECK(ospg_work(g, t0, 0, 30, PAR, 0) == 0);
+    CHECK(ospg_end(g, t0, 1, OSPG_LOC_NONE) == 0);
+    CHECK(ospg_end(g, ph, 2, OSPG_LOC_NONE) == 0);
+    CHECK(ospg_end(g, par, 1, OSPG_LOC_NONE) == 0);
+    CHECK(ospg_work(g, r, 2, 100, PROG, 0) == 0); /* before t1 ends */
+    CHECK(ospg_end(g, t1, 1, OSPG_LOC_NONE) == 0);
+    ospg_profile p;
+    CHECK(ospg_finish(g, 3, &p) == 0);
+    CHECK(p.work == 160);
+    CHECK(p.span[0] == 140);
+    CHECK(crit_of(&p, PROG, 0) == 110);
+    CHECK(crit_of(&p, PAR, 0) == 30);
+    const ospg_loc_stat *ls = stat_of(&p, PAR);
+    CHECK(ls && ls->instances == 1 && ls->work == 50 && ls->span[0] == 30);
+    ls = stat_of(&p, PROG);
+    CHECK(ls && ls->instances == 1 && ls->work == 160 && ls->span[0] == 140);
+    CHECK(ospg_live_nodes(g) == 1);
+    ospg_profile_free(&p);
+    ospg_free(g);
+}
+
+/* Prior bug 1: the serial chain becomes critical again after a task chain
+ * led.  root: W10, P{W50}, W60: P chain 60 < serial 70, so the critical
+ * path is the serial chain alone, all program work: 70, percentages 100. */
+static void case_serial_wins_back(void)
+{
+    current = "serial wins back";
+    ospg *g = ospg_new(1, NULL);
+    ospg_node *r = ospg_root(g);
+    ospg_work(g, r, 0, 10, PROG, 0);
+    ospg_node *t = ospg_begin(g, r, 1, OSPG_P, TASK, NULL, NULL, 0, NULL);
+    ospg_work(g, t, 0, 50, TASK, 0);
+    ospg_end(g, t, 1, OSPG_LOC_NONE);
+    ospg_work(g, r, 2, 60, PROG, 0);
+    ospg_profile p;
+    CHECK(ospg_finish(g, 3, &p) == 0);
+    CHECK(p.span[0] == 70);
+    CHECK(crit_of(&p, PROG, 0) == 70);
+    CHECK(crit_of(&p, TASK, 0) == 0);
+    CHECK(crit_sum(&p, 0) == p.span[0]);
+    ospg_profile_free(&p);
+    ospg_free(g);
+}
+
+/* Prior bugs 2 and 4: tasks a(out x) 40, b(no depend) 45, c(in x) 30 under
+ * a taskwait scope, continuation W5 between each creation.
+ * prefix(a)=0, prefix(b)=5, prefix(c)=10; finish a = 40, b = 50;
+ * start c = max(10, 40) = 40, finish c = 70 (not 10+40+30 = 80).
+ * serial chain = 15.  span 70: critical task 70 (a then c). */
+static void case_dependences(void)
+{
+    current = "dependences";
+    ospg *g = ospg_new(1, NULL);
+    ospg_node *r = ospg_root(g);
+    ospg_node *tw = ospg_begin(g, r, 0, OSPG_S, OSPG_LOC_NONE, NULL, NULL, 0,
+                               NULL);
+    ospg_dep out_x = {0x1000, OSPG_DEP_OUT}, in_x = {0x1000, OSPG_DEP_IN};
+    ospg_node *a = ospg_begin(g, tw, 0, OSPG_P, TASK, NULL, &out_x, 1, NULL);
+    ospg_work(g, tw, 1, 5, PROG, 0);
+    ospg_node *b = ospg_begin(g, tw, 2, OSPG_P, TASK, NULL, NULL, 0, NULL);
+    ospg_work(g, tw, 3, 5, PROG, 0);
+    ospg_node *c = ospg_begin(g, tw, 4, OSPG_P, TASK, NULL, &in_x, 1, NULL);
+    ospg_work(g, tw, 5, 5, PROG, 0);
+    /* c's body is reported before a finishes: it must wait for a. */
+    ospg_work(g, c, 0, 30, TASK, 0);
+    ospg_end(g, c, 1, OSPG_LOC_NONE);
+    ospg_work(g, b, 0, 45, TASK, 0);
+    ospg_end(g, b, 1, OSPG_LOC_NONE);
+    ospg_work(g, a, 0, 40, TASK, 0);
+    ospg_end(g, a, 1, OSPG_LOC_NONE);
+    ospg_end(g, tw, 6, TW);
+    ospg_profile p;
+    CHECK(ospg_finish(g, 1, &p) == 0);
+    CHECK(p.work == 130);
+    CHECK(p.span[0] == 70);
+    CHECK(crit_of(&p, TASK, 0) == 70);
+    CHECK(crit_of(&p, PROG, 0) == 0);
+    const ospg_loc_stat *ls = stat_of(&p, TASK);
+    CHECK(ls && ls->instances == 3 && ls->work == 115 && ls->span[0] == 115);
+    ls = stat_of(&p, TW);
+    CHECK(ls && ls->instances == 1 && ls->work == 130 && ls->span[0] == 70);
+    ospg_profile_free(&p);
+    ospg_free(g);
+}
+
+/* Prior bug 3: one loop run twice in one parallel region (two phases).
+ * Each instance: 4 chunks 10,20,30,40 -> work 100, span 40.
+ * Summed: instances 2, work 200, span 80 (parallelism 2.5, not 5). */
+static void case_repeated_loop(void)
+{
+    current = "repeated loop";
+    ospg *g = ospg_new(1, NULL);
+    ospg_node *r = ospg_root(g);
+    ospg_node *par = ospg_begin(g, r, 0, OSPG_S, PAR, NULL, NULL, 0, NULL);
+    for (int phase = 0; phase < 2; phase++) {
+        ospg_node *ph = ospg_begin(g, par, (uint64_t)phase, OSPG_S,
+                                   OSPG_LOC_NONE, NULL, NULL, 0, NULL);
+        ospg_group *loop = ospg_group_new(g, ph, LOOP);
+        ospg_node *th[2];
+        for (int t = 0; t < 2; t++)
+            th[t] = ospg_begin(g, ph, (uint64_t)t, OSPG_P, OSPG_LOC_NONE,
+                               NULL, NULL, 0, NULL);
+        for (int c = 0; c < 4; c++) {
+            ospg_node *ch = ospg_begin(g, th[c % 2], (uint64_t)(c / 2),
+                                       OSPG_P, LOOP, loop, NULL, 0, NULL);
+            ospg_work(g, ch, 0, (uint64_t)(10 * (c + 1)), LOOP, 0);
+            ospg_end(g, ch, 1, OSPG_LOC_NONE);
+        }
+        for (int t = 0; t < 2; t++)
+            ospg_end(g, th[t], 2, OSPG_LOC_NONE);
+        ospg_end(g, ph, 2, OSPG_LOC_NONE);
+    }
+    ospg_end(g, par, 2, OSPG_LOC_NONE);
+    ospg_profile p;
+    CHECK(ospg_finish(g, 1, &p) == 0);
+    CHECK(p.span[0] == 80);
+    const ospg_loc_stat *ls = stat_of(&p, LOOP);
+    CHECK(ls && ls->instances == 2 && ls->work == 200 && ls->span[0] == 80);
+    CHECK(crit_of(&p, LOOP, 0) == 80);
+    ospg_profile_free(&p);
+    ospg_free(g);
+}
+
+/* Recursion: fib-like tasks at one location nested three deep.  Only the
+ * outermost task counts: instances 1, work = its subtree's work.
+ * T{W1, S{T{W2, S{T{W4}}, W8}}, W16}: inner spans 4, 2+4+8 = 14,
+ * outer 1+14+16 = 31; work 31. */
+static void case_recursion(void)
+{
+    current = "recursion";
+    ospg *g = ospg_new(1, NULL);
+    ospg_node *r = ospg_root(g);
+    ospg_node *t1 = ospg_begin(g, r, 0, OSPG_P, TASK, NULL, NULL, 0, NULL);
+    ospg_work(g, t1, 0, 1, TASK, 0);
+    ospg_node *s1 = ospg_begin(g, t1, 1, OSPG_S, OSPG_LOC_NONE, NULL, NULL, 0,
+                               NULL);
+    ospg_node *t2 = ospg_begin(g, s1, 0, OSPG_P, TASK, NULL, NULL, 0, NULL);
+    ospg_work(g, t2, 0, 2, TASK, 0);
+    ospg_node *s2 = ospg_begin(g, t2, 1, OSPG_S, OSPG_LOC_NONE, NULL, NULL, 0,
+                               NULL);
+    ospg_node *t3 = ospg_begin(g, s2, 0, OSPG_P, TASK, NULL, NULL, 0, NULL);
+    ospg_work(g, t3, 0, 4, TASK, 0);
+    ospg_end(g, t3, 1, OSPG_LOC_NONE);
+    ospg_end(g, s2, 1, TW);
+    ospg_work(g, t2, 2, 8, TASK, 0);
+    ospg_end(g, t2, 3, OSPG_LOC_NONE);
+    ospg_end(g, s1, 1, TW);
+    ospg_work(g, t1, 2, 16, TASK, 0);
+    ospg_end(g, t1, 3, OSPG_LOC_NONE);
+    ospg_profile p;
+    CHECK(ospg_finish(g, 1, &p) == 0);
+    CHECK(p.span[0] == 31);
+    const ospg_loc_stat *ls = stat_of(&p, TASK);
+    CHECK(ls && ls->instances == 1 && ls->work == 31 && ls->span[0] == 31);
+    ls = stat_of(&p, TW);
+    CHECK(ls && ls->instances == 1 && ls->work == 14 && ls->span[0] == 14);
+    ospg_profile_free(&p);
+    ospg_free(g);
+}
+
+/* Prior bug 5: a task created inside a single outlives it and the thread
+ * that created it; its node is reported after its creator ended.
+ * phase{P0{ single S{W5, P task{...}}, W1 }, P1{W2}}: task W100 reported
+ * last.  single scope = 5 + 100; P0 = 105 + 1 = 106 = span; work 108. */
+static void case_task_outlives(void)
+{
+    current = "task outlives";
+    ospg *g = ospg_new(1, NULL);
+    ospg_node *r = ospg_root(g);
+    ospg_node *par = ospg_begin(g, r, 0, OSPG_S, PAR, NULL, NULL, 0, NULL);
+    ospg_node *ph = ospg_begin(g, par, 0, OSPG_S, OSPG_LOC_NONE, NULL, NULL, 0,
+                               NULL);
+    ospg_node *p0 = ospg_begin(g, ph, 0, OSPG_P, OSPG_LOC_NONE, NULL, NULL, 0,
+                               NULL);
+    ospg_node *p1 = ospg_begin(g, ph, 1, OSPG_P, OSPG_LOC_NONE, NULL, NULL, 0,
+                               NULL);
+    ospg_node *sg = ospg_begin(g, p0, 0, OSPG_S, SINGLE, NULL, NULL, 0, NULL);
+    ospg_work(g, sg, 0, 5, SINGLE, 0);
+    ospg_node *t = ospg_begin(g, sg, 1, OSPG_P, TASK, NULL, NULL, 0, NULL);
+    ospg_end(g, sg, 2, OSPG_LOC_NONE);
+    ospg_work(g, p0, 1, 1, PAR, 0);
+    ospg_end(g, p0, 2, OSPG_LOC_NONE);
+    ospg_work(g, p1, 0, 2, PAR, 0);
+    ospg_end(g, p1, 1, OSPG_LOC_NONE);
+    ospg_end(g, ph, 2, OSPG_LOC_NONE);
+    ospg_end(g, par, 1, OSPG_LOC_NONE);
+    CHECK(ospg_live_nodes(g) > 1);
+    ospg_work(g, t, 0, 100, TASK, 0);
+    ospg_end(g, t, 1, OSPG_LOC_NONE);
+    ospg_profile p;
+    CHECK(ospg_finish(g, 1, &p) == 0);
+    CHECK(p.work == 108);
+    CHECK(p.span[0] == 106);
+    CHECK(crit_of(&p, SINGLE, 0) == 5);
+    CHECK(crit_of(&p, TASK, 0) == 100);
+    CHECK(crit_of(&p, PAR, 0) == 1);
+    CHECK(crit_sum(&p, 0) == 106);
+    ospg_profile_free(&p);
+    ospg_free(g);
+}
+
+/* What-if: root W100 (region 1), then P{W60}.  Measured: the task starts
+ * after the W: span 160.  Factor 4 on region 1: 25 + 60 = 85.  Factor inf
+ * on all regions: 0 + 60 = 60.  Work stays 160 in every scenario. */
+static void case_whatif(void)
+{
+    current = "what-if";
+    uint32_t regions[] = {1};
+    ospg_scenario sc[3] = {
+        {0},
+        {4.0, 0, regions, 1, NULL, 0},
+        {INFINITY, 1, NULL, 0, NULL, 0},
+    };
+    ospg *g = ospg_new(3, sc);
+    ospg_node *r = ospg_root(g);
+    ospg_work(g, r, 0, 100, PROG, 1);
+    ospg_node *t = ospg_begin(g, r, 1, OSPG_P, TASK, NULL, NULL, 0, NULL);
+    ospg_work(g, t, 0, 60, TASK, 0);
+    ospg_end(g, t, 1, OSPG_LOC_NONE);
+    ospg_profile p;
+    CHECK(ospg_finish(g, 2, &p) == 0);
+    CHECK(p.work == 160);
+    CHECK(p.span[0] == 160 && p.span[1] == 85 && p.span[2] == 60);
+    CHECK(crit_of(&p, PROG, 0) == 100 && crit_of(&p, TASK, 0) == 60);
+    CHECK(crit_of(&p, PROG, 1) == 25 && crit_of(&p, TASK, 1) == 60);
+    CHECK(crit_of(&p, TASK, 2) == 60 && crit_of(&p, PROG, 2) == 0);
+    ospg_profile_free(&p);
+    ospg_free(g);
+}
+
+/* Errors: a reused index, an end with too few children, an unfinished
+ * graph at finish. */
+static void case_errors(void)
+{
+    current = "errors";
+    ospg *g = ospg_new(1, NULL);
+    ospg_node *r = ospg_root(g);
+    CHECK(ospg_work(g, r, 0, 1, PROG, 0) == 0);
+    CHECK(ospg_work(g, r, 0, 1, PROG, 0) == OSPG_ERR_INDEX);
+    ospg_free(g);
+
+    g = ospg_new(1, NULL);
+    r = ospg_root(g);
+    ospg_node *t = ospg_begin(g, r, 0, OSPG_P, TASK, NULL, NULL, 0, NULL);
+    CHECK(ospg_work(g, t, 3, 1, TASK, 0) == 0);
+    CHECK(ospg_end(g, t, 2, OSPG_LOC_NONE) == OSPG_ERR_INDEX);
+    ospg_free(g);
+
+    g = ospg_new(1, NULL);
+    r = ospg_root(g);
+    t = ospg_begin(g, r, 0, OSPG_P, TASK, NULL, NULL, 0, NULL);
+    ospg_work(g, t, 0, 1, TASK, 0);
+    ospg_profile p;
+    CHECK(ospg_finish(g, 1, &p) == OSPG_ERR_STATE);
+    ospg_free(g);
+
+    g = ospg_new(1, NULL);
+    r = ospg_root(g);
+    ospg_node *a = ospg_begin(g, r, 0, OSPG_S, OSPG_LOC_NONE, NULL, NULL, 0,
+                              NULL);
+    ospg_node *b = ospg_begin(g, r, 1, OSPG_S, OSPG_LOC_NONE, NULL, NULL, 0,
+                              NULL);
+    ospg_group *gr = ospg_group_new(g, a, LOOP);
+    int err = 0;
+    CHECK(ospg_begin(g, b, 0, OSPG_P, LOOP, gr, NULL, 0, &err) == NULL);
+    CHECK(err == OSPG_ERR_ARG);
+    ospg_free(g);
+}
+
+int main(void)
+{
+    case_parallel();
+    case_serial_wins_back();
+    case_dependences();
+    case_repeated_loop();
+    case_recursion();
+    case_task_outlives();
+    case_whatif();
+    case_errors();
+    printf("%d passed, %d failed\n", passed, failed);
+    return failed != 0;
+}
