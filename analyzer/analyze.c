@@ -16,6 +16,7 @@
 #include "loctab.h"
 #include "replay.h"
 #include "report.h"
+#include "srcloc.h"
 
 #define SHOW_ROWS 12
 
@@ -128,11 +129,13 @@ int cmd_analyze(int argc, char **argv)
                         "(usage: whatif analyze [-o OUTDIR] [-q] TRACE_DIR)\n");
         return 2;
     }
-    const char *dir = argv[optind];
-    if (!outdir)
-        outdir = dir;
+    return analyze_trace(argv[optind], outdir ? outdir : argv[optind], quiet);
+}
 
+int analyze_trace(const char *dir, const char *outdir, int quiet)
+{
     int status = 1;
+    loctab *named = NULL;
     char err[1024];
     ospg_profile prof = {0};
     replay_stats st = {0};
@@ -151,6 +154,16 @@ int cmd_analyze(int argc, char **argv)
         fprintf(stderr, "whatif analyze: out of memory\n");
         goto out;
     }
+    size_t unresolved = 0;
+    if (srcloc_resolve(lt, &named, &unresolved, err, sizeof(err))) {
+        fprintf(stderr, "whatif analyze: out of memory\n");
+        goto out;
+    }
+    if (unresolved)
+        fprintf(stderr, "whatif: warning: %s\n", err);
+    loctab_free(lt);
+    lt = named;
+    named = NULL;
     char num[32];
     snprintf(num, sizeof(num), "%zu", st.streams);
     report_meta_set(ms.meta, "trace_streams", num);
@@ -167,6 +180,7 @@ int cmd_analyze(int argc, char **argv)
         goto out;
     }
     char path[4096];
+    snprintf(err, sizeof(err), "%s: output path too long", outdir);
     if (join(path, sizeof(path), outdir, "profile.csv") ||
         report_write_profile_csv(path, &prof, 0, lt, err, sizeof(err)) ||
         join(path, sizeof(path), outdir, "run.json") ||
@@ -184,6 +198,7 @@ int cmd_analyze(int argc, char **argv)
     status = 0;
 out:
     ospg_profile_free(&prof);
+    loctab_free(named);
     loctab_free(lt);
     report_meta_free(ms.meta);
     return status;

@@ -7,5 +7,10 @@
 #define WHATIF_CLI_H
 
 int cmd_analyze(int argc, char **argv);
+int cmd_run(int argc, char **argv);
+
+/* Replays the trace in dir and writes the profile into outdir; prints the
+ * head of the profile unless quiet.  Returns an exit status. */
+int analyze_trace(const char *dir, const char *outdir, int quiet);
 
 #endif

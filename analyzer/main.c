@@ -9,6 +9,10 @@ static void usage(FILE *f)
     fputs("usage: whatif COMMAND [ARGS]\n"
           "\n"
           "commands:\n"
+          "  run [-o DIR] [--metric M] [--no-analyze] -- PROGRAM [ARGS...]\n"
+          "                 profile PROGRAM (built with -fopenmp -g) and\n"
+          "                 write DIR/profile.csv, run.json, profile.db\n"
+          "                 (DIR defaults to whatif-out)\n"
           "  analyze [-o OUTDIR] [-q] TRACE_DIR\n"
           "                 compute the parallelism profile of an offline\n"
           "                 trace: OUTDIR/profile.csv, run.json, profile.db\n"
@@ -26,6 +30,8 @@ int main(int argc, char **argv)
     const char *cmd = argv[1];
     if (!strcmp(cmd, "analyze"))
         return cmd_analyze(argc - 1, argv + 1);
+    if (!strcmp(cmd, "run"))
+        return cmd_run(argc - 1, argv + 1);
     if (!strcmp(cmd, "version") || !strcmp(cmd, "--version")) {
         printf("whatif %s\n", WHATIF_VERSION);
         return 0;

@@ -206,6 +206,11 @@ struct ospg_node {
     chain *ser;   /* [nscen] serial chain; the final chain once finalized */
     chain *best;  /* [nscen] best chain through a P-child */
     chain *start; /* [nscen] P: when its subtree may start */
+    /* P: the prefix's attribution is still the parent's serial chain (not
+     * copied until that chain changes or this node wins). */
+    int lazy_prefix;
+    ospg_node *lazy_prev, *lazy_next;
+    ospg_node *lazy_list;   /* P-children whose prefix is still lazy */
     void *user;
     ospg_node *live_prev, *live_next; /* every live node, for teardown */
     ospg_node *next_free;
@@ -492,8 +497,21 @@ static int stats_add(ospg *g, stat_entry **head, uint32_t loc,
     return 0;
 }
 
+/* A finalized node's own contribution as an instance of its location,
+ * added where it folds: usually the parent already holds the key, so this
+ * costs no allocation. */
+static int stats_own(ospg *g, ospg_node *n, stat_entry **into)
+{
+    if (n->loc == OSPG_LOC_NONE)
+        return 0;
+    uint64_t *spans = g->scratch;
+    for (size_t s = 0; s < g->nscen; s++)
+        spans[s] = n->ser[s].len;
+    return stats_add(g, into, n->loc, n->group, n->work, spans);
+}
+
 /* The outermost-instance rule: a node with location L drops the
- * contributions of L found below it, then contributes itself. */
+ * contributions of L found below it (stats_own adds its own later). */
 static int stats_collapse(ospg *g, ospg_node *n)
 {
     stat_entry *e, *tmp;
@@ -504,11 +522,6 @@ static int stats_collapse(ospg *g, ospg_node *n)
                 free(e);
             }
         }
-        uint64_t *spans = g->scratch;
-        for (size_t s = 0; s < g->nscen; s++)
-            spans[s] = n->ser[s].len;
-        if (stats_add(g, &n->stats, n->loc, n->group, n->work, spans))
-            return g->err;
     }
     /* Close the groups this node owns: each becomes one instance. */
     if (n->groups) {
@@ -538,9 +551,27 @@ static int stats_collapse(ospg *g, ospg_node *n)
 
 /* ---- Applying children to their parent ---- */
 
+/* The serial chain of n is about to grow: P-children that still share it
+ * as their prefix take their own copy first. */
+static int materialize_lazy(ospg *g, ospg_node *n)
+{
+    ospg_node *p, *tmp;
+    DL_FOREACH_SAFE2(n->lazy_list, p, tmp, lazy_next) {
+        for (size_t s = 0; s < g->nscen; s++)
+            if (p->start[s].rank == RANK_PREFIX &&
+                cmap_copy(&p->start[s].crit, &n->ser[s].crit))
+                return fail(g, OSPG_ERR_NOMEM);
+        DL_DELETE2(n->lazy_list, p, lazy_prev, lazy_next);
+        p->lazy_prefix = 0;
+    }
+    return 0;
+}
+
 static int apply_w(ospg *g, ospg_node *n, uint64_t work, uint32_t loc,
                    uint32_t region)
 {
+    if (n->lazy_list && materialize_lazy(g, n))
+        return g->err;
     uint64_t *spans = g->scratch;
     n->work += work;
     for (size_t s = 0; s < g->nscen; s++) {
@@ -551,15 +582,17 @@ static int apply_w(ospg *g, ospg_node *n, uint64_t work, uint32_t loc,
         if (cmap_add(&n->ser[s].crit, loc, ws))
             return fail(g, OSPG_ERR_NOMEM);
     }
-    /* A W-node inside a construct of its own location is never counted
-     * (its ancestor is); skip the entry that would be dropped anyway. */
-    if (loc != n->loc && loc != OSPG_LOC_NONE)
+    /* Even a W-node of its parent's location gets an entry: the parent's
+     * location may still change at its end. */
+    if (loc != OSPG_LOC_NONE)
         return stats_add(g, &n->stats, loc, NULL, work, spans);
     return 0;
 }
 
 static int apply_s(ospg *g, ospg_node *n, ospg_node *c)
 {
+    if (n->lazy_list && materialize_lazy(g, n))
+        return g->err;
     n->work += c->work;
     for (size_t s = 0; s < g->nscen; s++) {
         n->ser[s].len += c->ser[s].len;
@@ -567,6 +600,8 @@ static int apply_s(ospg *g, ospg_node *n, ospg_node *c)
             return fail(g, OSPG_ERR_NOMEM);
     }
     stats_merge(g, &n->stats, &c->stats);
+    if (stats_own(g, c, &n->stats))
+        return g->err;
     n->unfolded--;
     node_release(g, c);
     if (subtree_done(n))
@@ -658,11 +693,15 @@ static int resolve_dep(ospg *g, ospg_node *n, ospg_node *p, const ospg_dep *d)
 static int apply_p_begin(ospg *g, ospg_node *n, ospg_node *p,
                          const ospg_dep *deps, size_t ndeps)
 {
+    int shared = 0;
     for (size_t s = 0; s < g->nscen; s++) {
         p->start[s].len = n->ser[s].len;
         p->start[s].rank = RANK_PREFIX;
-        if (cmap_copy(&p->start[s].crit, &n->ser[s].crit))
-            return fail(g, OSPG_ERR_NOMEM);
+        shared |= n->ser[s].crit.n > 0;
+    }
+    if (shared) {
+        p->lazy_prefix = 1;
+        DL_APPEND2(n->lazy_list, p, lazy_prev, lazy_next);
     }
     for (size_t i = 0; i < ndeps; i++)
         if (resolve_dep(g, n, p, &deps[i]))
@@ -744,6 +783,8 @@ static int finalize(ospg *g, ospg_node *n)
     }
     if (stats_collapse(g, n))
         return g->err;
+    if (n == g->root && stats_own(g, n, &n->stats))
+        return g->err;
     n->finalized = 1;
     return 0;
 }
@@ -763,10 +804,16 @@ static int fold_p(ospg *g, ospg_node *p)
         int wins = chain_beats(len, p->idx, &n->best[s]);
         if (!wins && !ev)
             continue;
+        int shares_prefix = p->lazy_prefix && p->start[s].rank == RANK_PREFIX;
         chain c = {len, p->idx, {0, 0, NULL}};
         chain_move(&c, &p->start[s]);
         c.len = len;
         c.rank = p->idx;
+        if (shares_prefix &&
+            cmap_merge(&c.crit, &n->ser[s].crit)) {
+            chain_free(&c);
+            return fail(g, OSPG_ERR_NOMEM);
+        }
         if (cmap_merge(&c.crit, &p->ser[s].crit)) {
             chain_free(&c);
             return fail(g, OSPG_ERR_NOMEM);
@@ -783,8 +830,14 @@ static int fold_p(ospg *g, ospg_node *p)
         else
             chain_free(&c);
     }
+    if (p->lazy_prefix) {
+        DL_DELETE2(n->lazy_list, p, lazy_prev, lazy_next);
+        p->lazy_prefix = 0;
+    }
     n->work += p->work;
     stats_merge(g, &n->stats, &p->stats);
+    if (stats_own(g, p, &n->stats))
+        return g->err;
     if (ev) {
         ev->done = 1;
         for (size_t i = 0; i < ev->nwaiters; i++) {
@@ -1131,6 +1184,9 @@ int ospg_finish(ospg *g, uint64_t root_nchildren, ospg_profile *out)
     }
     out->nlocs = n;
     qsort(out->locs, n, sizeof(*out->locs), cmp_stat);
+    /* The builder is spent: nothing is live any more. */
+    node_release(g, r);
+    g->root = NULL;
     return 0;
 }
 

@@ -15,6 +15,15 @@
 #include <stdlib.h>
 #include <string.h>
 
+/* Node ids are unique 64-bit counters: a cheap mix hashes them well. */
+#define HASH_FUNCTION(keyptr, keylen, hashv)                                \
+    do {                                                                    \
+        uint64_t k_;                                                        \
+        memcpy(&k_, (keyptr), sizeof(k_));                                  \
+        (void)(keylen);                                                     \
+        k_ *= 0x9e3779b97f4a7c15ull;                                        \
+        (hashv) = (unsigned)(k_ >> 32);                                     \
+    } while (0)
 #include <uthash.h>
 
 #include "trace.h"
@@ -28,6 +37,7 @@ typedef struct id_entry {
     int type;
     ospg_node *node;
     ospg_group *group;
+    uint64_t owner;     /* MAP_GROUP: the owner's node id */
     UT_hash_handle hh;
 } id_entry;
 
@@ -47,6 +57,7 @@ typedef struct replay {
     void *meta_arg;
     id_entry *nodes;
     id_entry *groups;
+    id_entry *last;     /* the node found last: W records repeat parents */
     int root_ended;
     uint64_t root_nchildren;
     char *err;
@@ -66,6 +77,8 @@ static void on_release(void *arg, void *user)
 {
     replay *rp = arg;
     id_entry *e = user;
+    if (rp->last == e)
+        rp->last = NULL;
     if (e->type == MAP_NODE)
         HASH_DEL(rp->nodes, e);
     else
@@ -77,6 +90,16 @@ static id_entry *find(id_entry *head, uint64_t id)
 {
     id_entry *e;
     HASH_FIND(hh, head, &id, sizeof(id), e);
+    return e;
+}
+
+static id_entry *find_node(replay *rp, uint64_t id)
+{
+    if (rp->last && rp->last->id == id)
+        return rp->last;
+    id_entry *e = find(rp->nodes, id);
+    if (e)
+        rp->last = e;
     return e;
 }
 
@@ -100,7 +123,6 @@ static const char *rec_name(int type)
     case TRACE_BEGIN: return "begin";
     case TRACE_WORK: return "work";
     case TRACE_END: return "end";
-    case TRACE_GROUP: return "group";
     case TRACE_LOC: return "location";
     case TRACE_META: return "meta";
     }
@@ -115,8 +137,51 @@ static int core_error(replay *rp, stream *s, int rc)
     return -1;
 }
 
-/* Applies s->rec.  Returns 1 when applied, 0 when it names a node or group
- * not begun yet, -1 on error (message set). */
+/* The group of a member's BEGIN: found, or created at its first member
+ * (the owner, an ancestor of the member, is then necessarily still live).
+ * Returns 1 with *out set, 0 when the owner is not begun yet, -1 on error
+ * (message set). */
+static int member_group(replay *rp, stream *s, id_entry **out)
+{
+    const trace_rec *r = &s->rec;
+    id_entry *e = find(rp->groups, r->group);
+    if (e) {
+        if (e->owner != r->owner) {
+            set_err(rp, "%s: byte %llu: group %llu has owner %llu, this "
+                    "member names owner %llu", s->name,
+                    (unsigned long long)s->rec_off,
+                    (unsigned long long)r->group,
+                    (unsigned long long)e->owner,
+                    (unsigned long long)r->owner);
+            return -1;
+        }
+        *out = e;
+        return 1;
+    }
+    id_entry *o = find_node(rp, r->owner);
+    if (!o)
+        return 0;
+    if (r->loc == OSPG_LOC_NONE) {
+        set_err(rp, "%s: byte %llu: group member without a location",
+                s->name, (unsigned long long)s->rec_off);
+        return -1;
+    }
+    ospg_group *g = ospg_group_new(rp->g, o->node, r->loc);
+    if (!g)
+        return core_error(rp, s, ospg_error(rp->g));
+    if (map_add(rp, &rp->groups, r->group, MAP_GROUP, &e)) {
+        /* not mapped: the core frees it with its owner, no hook runs */
+        return core_error(rp, s, OSPG_ERR_NOMEM);
+    }
+    e->group = g;
+    e->owner = r->owner;
+    ospg_group_set_user(g, e);
+    *out = e;
+    return 1;
+}
+
+/* Applies s->rec.  Returns 1 when applied, 0 when it names a node not
+ * begun yet (a parent, or a group's owner), -1 on error (message set). */
 static int apply(replay *rp, stream *s)
 {
     const trace_rec *r = &s->rec;
@@ -125,16 +190,16 @@ static int apply(replay *rp, stream *s)
 
     switch (r->type) {
     case TRACE_BEGIN:
-        if (!(p = find(rp->nodes, r->parent)))
+        if (!(p = find_node(rp, r->parent)))
             return 0;
-        if (r->group && !(gr = find(rp->groups, r->group)))
-            return 0;
-        if (r->id == TRACE_ROOT_ID || find(rp->nodes, r->id)) {
+        if (r->id == TRACE_ROOT_ID || find_node(rp, r->id)) {
             set_err(rp, "%s: byte %llu: node %llu begun twice", s->name,
                     (unsigned long long)s->rec_off,
                     (unsigned long long)r->id);
             return -1;
         }
+        if (r->group && (rc = member_group(rp, s, &gr)) <= 0)
+            return rc;
         ospg_node *n = ospg_begin(rp->g, p->node, r->idx, (ospg_kind)r->kind,
                                   r->loc, gr ? gr->group : NULL, r->deps,
                                   r->ndeps, &rc);
@@ -146,7 +211,7 @@ static int apply(replay *rp, stream *s)
         ospg_node_set_user(n, e);
         return 1;
     case TRACE_WORK:
-        if (!(p = find(rp->nodes, r->parent)))
+        if (!(p = find_node(rp, r->parent)))
             return 0;
         rc = ospg_work(rp->g, p->node, r->idx, r->work, r->loc, r->region);
         return rc ? core_error(rp, s, rc) : 1;
@@ -161,27 +226,10 @@ static int apply(replay *rp, stream *s)
             rp->root_nchildren = r->nchildren;
             return 1;
         }
-        if (!(e = find(rp->nodes, r->id)))
+        if (!(e = find_node(rp, r->id)))
             return 0;
         rc = ospg_end(rp->g, e->node, r->nchildren, r->loc);
         return rc ? core_error(rp, s, rc) : 1;
-    case TRACE_GROUP:
-        if (!(p = find(rp->nodes, r->parent)))
-            return 0;
-        if (find(rp->groups, r->id)) {
-            set_err(rp, "%s: byte %llu: group %llu defined twice", s->name,
-                    (unsigned long long)s->rec_off,
-                    (unsigned long long)r->id);
-            return -1;
-        }
-        ospg_group *g = ospg_group_new(rp->g, p->node, r->loc);
-        if (!g)
-            return core_error(rp, s, ospg_error(rp->g));
-        if (map_add(rp, &rp->groups, r->id, MAP_GROUP, &e))
-            return core_error(rp, s, OSPG_ERR_NOMEM);
-        e->group = g;
-        ospg_group_set_user(g, e);
-        return 1;
     case TRACE_LOC:
         rc = loctab_set(rp->lt, r->loc, r->str1, r->str2);
         if (rc) {
@@ -294,19 +342,22 @@ int replay_files(const char *const *paths, size_t npaths, size_t nscen,
             for (size_t i = 0; i < npaths; i++) {
                 if (!ss[i].pending)
                     continue;
+                /* a BEGIN waits on its parent, then on its group's
+                 * owner (only while the group is not created yet) */
                 const trace_rec *r = &ss[i].rec;
-                uint64_t id = r->type == TRACE_BEGIN || r->type == TRACE_WORK
-                                  ? (find(rp.nodes, r->parent) ? r->group
-                                                               : r->parent)
-                              : r->type == TRACE_GROUP ? r->parent
-                                                       : r->id;
+                int owner = r->type == TRACE_BEGIN &&
+                            find(rp.nodes, r->parent) != NULL;
+                uint64_t id = owner ? r->owner
+                              : r->type == TRACE_BEGIN ||
+                                      r->type == TRACE_WORK
+                                  ? r->parent
+                                  : r->id;
                 set_err(&rp,
                         "%s: byte %llu: %s record names %s %llu, which no "
                         "stream begins (or which already completed)",
                         ss[i].name, (unsigned long long)ss[i].rec_off,
                         rec_name(r->type),
-                        r->type == TRACE_BEGIN && find(rp.nodes, r->parent)
-                            ? "group" : "node",
+                        owner ? "group owner node" : "node",
                         (unsigned long long)id);
                 goto out;
             }

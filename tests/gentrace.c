@@ -56,22 +56,21 @@ static void region_loop(gen *g, uint64_t root_idx, unsigned nchunks)
     uint64_t par = new_id(g, 0), phase = new_id(g, 0);
     uint64_t grp = ++g->next_group;
     check(trace_write_begin(m, par, TRACE_ROOT_ID, root_idx, OSPG_S, LOC_PAR,
-                            0, NULL, 0));
-    check(trace_write_begin(m, phase, par, 0, OSPG_S, OSPG_LOC_NONE, 0, NULL,
-                            0));
-    check(trace_write_group(m, grp, phase, LOC_LOOP));
+                            0, 0, NULL, 0));
+    check(trace_write_begin(m, phase, par, 0, OSPG_S, OSPG_LOC_NONE, 0, 0,
+                            NULL, 0));
     g->nodes += 2;
     for (unsigned t = 0; t < g->threads; t++) {
         trace_writer *w = g->w[t];
         uint64_t share = new_id(g, t), idx = 0;
-        check(trace_write_begin(w, share, phase, t, OSPG_P, OSPG_LOC_NONE, 0,
+        check(trace_write_begin(w, share, phase, t, OSPG_P, OSPG_LOC_NONE, 0, 0,
                                 NULL, 0));
         check(trace_write_work(w, share, idx++, 50 + rnd(g) % 50, LOC_PAR, 0));
         g->nodes += 2;
         for (unsigned c = t; c < nchunks; c += g->threads) {
             uint64_t chunk = new_id(g, t);
             check(trace_write_begin(w, chunk, share, idx++, OSPG_P, LOC_LOOP,
-                                    grp, NULL, 0));
+                                    grp, phase, NULL, 0));
             check(trace_write_work(w, chunk, 0, 1000 + rnd(g) % 1000,
                                    LOC_LOOP, 0));
             check(trace_write_end(w, chunk, 1, OSPG_LOC_NONE));
@@ -90,8 +89,8 @@ static void task_tree(gen *g, unsigned t, uint64_t parent, uint64_t idx,
 {
     trace_writer *w = g->w[t];
     uint64_t task = new_id(g, t);
-    check(trace_write_begin(w, task, parent, idx, OSPG_P, LOC_TASK, 0, NULL,
-                            0));
+    check(trace_write_begin(w, task, parent, idx, OSPG_P, LOC_TASK, 0, 0,
+                            NULL, 0));
     check(trace_write_work(w, task, 0, 20 + rnd(g) % 20, LOC_TASK, 0));
     g->nodes += 2;
     if (depth == 0) {
@@ -99,8 +98,8 @@ static void task_tree(gen *g, unsigned t, uint64_t parent, uint64_t idx,
         return;
     }
     uint64_t scope = new_id(g, t);
-    check(trace_write_begin(w, scope, task, 1, OSPG_S, OSPG_LOC_NONE, 0, NULL,
-                            0));
+    check(trace_write_begin(w, scope, task, 1, OSPG_S, OSPG_LOC_NONE, 0, 0,
+                            NULL, 0));
     g->nodes++;
     task_tree(g, t, scope, 0, depth - 1);
     check(trace_write_work(w, scope, 1, 5, LOC_TASK, 0));
@@ -117,7 +116,7 @@ static void region_tasks(gen *g, uint64_t root_idx, unsigned depth)
     trace_writer *m = g->w[0];
     uint64_t scope = new_id(g, 0);
     check(trace_write_begin(m, scope, TRACE_ROOT_ID, root_idx, OSPG_S,
-                            OSPG_LOC_NONE, 0, NULL, 0));
+                            OSPG_LOC_NONE, 0, 0, NULL, 0));
     g->nodes++;
     task_tree(g, 0, scope, 0, depth);
     check(trace_write_end(m, scope, 1, LOC_TASKWAIT));

@@ -82,7 +82,7 @@ static void case_parallel(void)
     CHECK(ls && ls->instances == 1 && ls->work == 50 && ls->span[0] == 30);
     ls = stat_of(&p, PROG);
     CHECK(ls && ls->instances == 1 && ls->work == 160 && ls->span[0] == 140);
-    CHECK(ospg_live_nodes(g) == 1);
+    CHECK(ospg_live_nodes(g) == 0);
     ospg_profile_free(&p);
     ospg_free(g);
 }

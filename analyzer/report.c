@@ -1,0 +1,876 @@
+/* report.c - writers of the results: profile CSV, run JSON, SQLite
+ * database (see report.h; the formats are specified in docs/output.md).
+ *
+ * Numbers printed with decimals are computed with exact integer arithmetic
+ * (128-bit), so the text never depends on floating-point rounding or on
+ * the C locale.  The JSON emitter is hand-written: strings are escaped per
+ * RFC 8259 and bytes that are not valid UTF-8 become U+FFFD.
+ */
+#define _POSIX_C_SOURCE 200809L
+
+#include "report.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <sqlite3.h>
+
+#if defined(__GNUC__)
+#define REPORT_PRINTF(a, b) __attribute__((format(printf, a, b)))
+#else
+#define REPORT_PRINTF(a, b)
+#endif
+
+/* ---- Messages ---- */
+
+static void set_msg(char *err, size_t errlen, const char *fmt, ...)
+    REPORT_PRINTF(3, 4);
+
+static void set_msg(char *err, size_t errlen, const char *fmt, ...)
+{
+    if (!err || errlen == 0)
+        return;
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(err, errlen, fmt, ap);
+    va_end(ap);
+}
+
+static void clear_msg(char *err, size_t errlen)
+{
+    if (err && errlen)
+        err[0] = '\0';
+}
+
+/* ---- Run metadata ---- */
+
+typedef struct meta_kv {
+    char *key;
+    char *value;
+} meta_kv;
+
+struct report_meta {
+    meta_kv *kv;
+    size_t n, cap;
+};
+
+static const char *const reserved_keys[] = {
+    "program_work", "program_span", "program_parallelism", "locations",
+    "nodes",
+};
+
+static char *dup_str(const char *s)
+{
+    size_t n = strlen(s) + 1;
+    char *d = malloc(n);
+    if (d)
+        memcpy(d, s, n);
+    return d;
+}
+
+report_meta *report_meta_new(void)
+{
+    return calloc(1, sizeof(report_meta));
+}
+
+void report_meta_free(report_meta *m)
+{
+    if (!m)
+        return;
+    for (size_t i = 0; i < m->n; i++) {
+        free(m->kv[i].key);
+        free(m->kv[i].value);
+    }
+    free(m->kv);
+    free(m);
+}
+
+int report_meta_reserved(const char *key)
+{
+    if (!key)
+        return 0;
+    for (size_t i = 0; i < sizeof reserved_keys / sizeof *reserved_keys; i++)
+        if (!strcmp(key, reserved_keys[i]))
+            return 1;
+    return 0;
+}
+
+int report_meta_set(report_meta *m, const char *key, const char *value)
+{
+    if (!m || !key || !value)
+        return -1;
+    if (report_meta_reserved(key))
+        return -2;
+    char *v = dup_str(value);
+    if (!v)
+        return -1;
+    for (size_t i = 0; i < m->n; i++) {
+        if (!strcmp(m->kv[i].key, key)) {
+            free(m->kv[i].value);
+            m->kv[i].value = v;
+            return 0;
+        }
+    }
+    if (m->n == m->cap) {
+        size_t cap = m->cap ? m->cap * 2 : 16;
+        meta_kv *kv = realloc(m->kv, cap * sizeof *kv);
+        if (!kv) {
+            free(v);
+            return -1;
+        }
+        m->kv = kv;
+        m->cap = cap;
+    }
+    char *k = dup_str(key);
+    if (!k) {
+        free(v);
+        return -1;
+    }
+    m->kv[m->n].key = k;
+    m->kv[m->n].value = v;
+    m->n++;
+    return 0;
+}
+
+const char *report_meta_get(const report_meta *m, const char *key)
+{
+    if (!m || !key)
+        return NULL;
+    for (size_t i = 0; i < m->n; i++)
+        if (!strcmp(m->kv[i].key, key))
+            return m->kv[i].value;
+    return NULL;
+}
+
+size_t report_meta_count(const report_meta *m)
+{
+    return m ? m->n : 0;
+}
+
+const char *report_meta_key(const report_meta *m, size_t i)
+{
+    return m && i < m->n ? m->kv[i].key : NULL;
+}
+
+const char *report_meta_value(const report_meta *m, size_t i)
+{
+    return m && i < m->n ? m->kv[i].value : NULL;
+}
+
+/* ---- Numbers ---- */
+
+#ifndef __SIZEOF_INT128__
+#error "report.c needs unsigned __int128 (GCC or Clang on a 64-bit target)"
+#endif
+__extension__ typedef unsigned __int128 u128;
+
+/* num * mul / den with 3 decimals, rounded half up; den > 0. */
+static void fixed3(char buf[REPORT_NUMBUF], uint64_t num, uint64_t den,
+                   unsigned mul)
+{
+    u128 units = (u128)num * mul * 1000u;
+    u128 q = units / den, r = units % den;
+    if (r >= (u128)den - r) /* 2r >= den without overflow */
+        q++;
+    unsigned frac = (unsigned)(q % 1000u);
+    u128 ip = q / 1000u;
+    char digits[48];
+    size_t nd = 0;
+    do {
+        digits[nd++] = (char)('0' + (int)(ip % 10u));
+        ip /= 10u;
+    } while (ip);
+    size_t o = 0;
+    while (nd)
+        buf[o++] = digits[--nd];
+    snprintf(buf + o, REPORT_NUMBUF - o, ".%03u", frac);
+}
+
+void report_format_parallelism(char buf[REPORT_NUMBUF], uint64_t work,
+                               uint64_t span)
+{
+    if (span == 0)
+        snprintf(buf, REPORT_NUMBUF, "%s", work ? "inf" : "0.000");
+    else
+        fixed3(buf, work, span, 1);
+}
+
+void report_format_percent(char buf[REPORT_NUMBUF], uint64_t part,
+                           uint64_t whole)
+{
+    if (whole == 0)
+        snprintf(buf, REPORT_NUMBUF, "0.000");
+    else
+        fixed3(buf, part, whole, 100);
+}
+
+static double ratio_double(uint64_t num, uint64_t den)
+{
+    if (den == 0)
+        return num ? INFINITY : 0.0;
+    return (double)num / (double)den;
+}
+
+static double percent_double(uint64_t part, uint64_t whole)
+{
+    return whole ? 100.0 * (double)part / (double)whole : 0.0;
+}
+
+/* ---- Location names ---- */
+
+typedef struct loc_name {
+    const char *where;
+    const char *directive;
+    char buf[24]; /* "loc#4294967295" */
+} loc_name;
+
+/* Fills n for loc; n->where may point into n->buf, so n must not move. */
+static void resolve_name(const loctab *lt, uint32_t loc, loc_name *n)
+{
+    if (loc == OSPG_LOC_PROGRAM) {
+        n->where = "program";
+        n->directive = "program";
+        return;
+    }
+    const loctab_entry *e = lt ? loctab_get(lt, loc) : NULL;
+    if (e) {
+        n->where = e->where;
+        n->directive = e->directive;
+        return;
+    }
+    snprintf(n->buf, sizeof n->buf, "loc#%" PRIu32, loc);
+    n->where = n->buf;
+    n->directive = "unknown";
+}
+
+static const ospg_loc_stat *program_stat(const ospg_profile *p)
+{
+    for (size_t i = 0; i < p->nlocs; i++)
+        if (p->locs[i].loc == OSPG_LOC_PROGRAM)
+            return &p->locs[i];
+    return NULL;
+}
+
+/* ---- Output with the first error kept ---- */
+
+typedef struct out {
+    FILE *f;
+    int err; /* errno of the first failure, 0 if none */
+} out;
+
+static void out_fail(out *o)
+{
+    if (!o->err)
+        o->err = errno ? errno : EIO;
+}
+
+static void outs(out *o, const char *s)
+{
+    if (!o->err && fputs(s, o->f) == EOF)
+        out_fail(o);
+}
+
+static void outc(out *o, int c)
+{
+    if (!o->err && putc(c, o->f) == EOF)
+        out_fail(o);
+}
+
+static void outf(out *o, const char *fmt, ...) REPORT_PRINTF(2, 3);
+
+static void outf(out *o, const char *fmt, ...)
+{
+    if (o->err)
+        return;
+    va_list ap;
+    va_start(ap, fmt);
+    int r = vfprintf(o->f, fmt, ap);
+    va_end(ap);
+    if (r < 0)
+        out_fail(o);
+}
+
+/* Flushes and returns 0, or -1 with the message set. */
+static int out_finish(out *o, const char *name, char *err, size_t errlen)
+{
+    errno = 0;
+    if (!o->err && (fflush(o->f) == EOF || ferror(o->f)))
+        out_fail(o);
+    if (o->err) {
+        set_msg(err, errlen, "%s: %s", name ? name : "output",
+                strerror(o->err));
+        return -1;
+    }
+    return 0;
+}
+
+/* ---- CSV ---- */
+
+static void csv_field(out *o, const char *s)
+{
+    if (!strpbrk(s, ",\"\r\n")) {
+        outs(o, s);
+        return;
+    }
+    outc(o, '"');
+    for (; *s; s++) {
+        if (*s == '"')
+            outc(o, '"');
+        outc(o, (unsigned char)*s);
+    }
+    outc(o, '"');
+}
+
+static void csv_row(out *o, const char *where, const char *directive,
+                    uint64_t instances, uint64_t work, uint64_t span,
+                    uint64_t critical, uint64_t program_span)
+{
+    char par[REPORT_NUMBUF], pct[REPORT_NUMBUF];
+    report_format_parallelism(par, work, span);
+    report_format_percent(pct, critical, program_span);
+    csv_field(o, where);
+    outc(o, ',');
+    csv_field(o, directive);
+    outf(o, ",%" PRIu64 ",%" PRIu64 ",%" PRIu64 ",%s,%" PRIu64 ",%s\n",
+         instances, work, span, par, critical, pct);
+}
+
+typedef struct csv_item {
+    const ospg_loc_stat *st;
+    uint64_t crit_key; /* critical, or 0 when the program span is 0 */
+    loc_name name;
+} csv_item;
+
+static int cmp_u64_desc(uint64_t a, uint64_t b)
+{
+    return a > b ? -1 : a < b ? 1 : 0;
+}
+
+static int csv_cmp(const void *pa, const void *pb)
+{
+    const csv_item *a = *(const csv_item *const *)pa;
+    const csv_item *b = *(const csv_item *const *)pb;
+    int c = cmp_u64_desc(a->crit_key, b->crit_key);
+    if (!c)
+        c = cmp_u64_desc(a->st->work, b->st->work);
+    if (!c)
+        c = strcmp(a->name.where, b->name.where);
+    if (!c)
+        c = strcmp(a->name.directive, b->name.directive);
+    if (!c)
+        c = a->st->loc < b->st->loc ? -1 : a->st->loc > b->st->loc;
+    return c;
+}
+
+/* Checks the arguments common to both CSV entry points. */
+static int csv_check(const char *name, const ospg_profile *p, size_t scen,
+                     char *err, size_t errlen)
+{
+    if (!p) {
+        set_msg(err, errlen, "%s: invalid argument", name);
+        return -1;
+    }
+    if (scen >= p->nscen) {
+        set_msg(err, errlen, "%s: scenario %zu out of range (profile has %zu)",
+                name, scen, p->nscen);
+        return -1;
+    }
+    return 0;
+}
+
+int report_fprint_profile_csv(FILE *f, const char *name,
+                              const ospg_profile *p, size_t scen,
+                              const loctab *lt, char *err, size_t errlen)
+{
+    clear_msg(err, errlen);
+    if (!name)
+        name = "output";
+    if (!f || csv_check(name, p, scen, err, errlen) != 0) {
+        if (!f)
+            set_msg(err, errlen, "%s: invalid argument", name);
+        return -1;
+    }
+    uint64_t pspan = p->span[scen];
+
+    csv_item *items = NULL;
+    csv_item **order = NULL;
+    size_t n = 0;
+    if (p->nlocs) {
+        items = malloc(p->nlocs * sizeof *items);
+        order = malloc(p->nlocs * sizeof *order);
+        if (!items || !order) {
+            free(items);
+            free(order);
+            set_msg(err, errlen, "%s: out of memory", name);
+            return -1;
+        }
+    }
+    for (size_t i = 0; i < p->nlocs; i++) {
+        const ospg_loc_stat *st = &p->locs[i];
+        if (st->loc == OSPG_LOC_PROGRAM)
+            continue;
+        if (st->instances == 0 && st->critical[scen] == 0)
+            continue;
+        csv_item *it = &items[n];
+        it->st = st;
+        it->crit_key = pspan ? st->critical[scen] : 0;
+        resolve_name(lt, st->loc, &it->name);
+        order[n++] = it;
+    }
+    if (n > 1)
+        qsort(order, n, sizeof *order, csv_cmp);
+
+    out o = { f, 0 };
+    outs(&o, "location,directive,instances,work,span,parallelism,"
+             "critical_work,critical_percent\n");
+    const ospg_loc_stat *ps = program_stat(p);
+    csv_row(&o, "program", "program", ps ? ps->instances : 1, p->work, pspan,
+            ps ? ps->critical[scen] : 0, pspan);
+    for (size_t i = 0; i < n; i++) {
+        const ospg_loc_stat *st = order[i]->st;
+        csv_row(&o, order[i]->name.where, order[i]->name.directive,
+                st->instances, st->work, st->span[scen], st->critical[scen],
+                pspan);
+    }
+    free(items);
+    free(order);
+    return out_finish(&o, name, err, errlen);
+}
+
+int report_write_profile_csv(const char *path, const ospg_profile *p,
+                             size_t scen, const loctab *lt, char *err,
+                             size_t errlen)
+{
+    clear_msg(err, errlen);
+    if (!path) {
+        set_msg(err, errlen, "(null): invalid argument");
+        return -1;
+    }
+    if (csv_check(path, p, scen, err, errlen) != 0)
+        return -1; /* before touching the file */
+    FILE *f = fopen(path, "w");
+    if (!f) {
+        set_msg(err, errlen, "%s: %s", path, strerror(errno));
+        return -1;
+    }
+    int r = report_fprint_profile_csv(f, path, p, scen, lt, err, errlen);
+    if (fclose(f) == EOF && r == 0) {
+        set_msg(err, errlen, "%s: %s", path, strerror(errno));
+        r = -1;
+    }
+    return r;
+}
+
+/* ---- JSON ---- */
+
+/* Length of the valid UTF-8 sequence at s (1-4), or 0 when invalid
+ * (Unicode 15, table 3-7: no overlongs, surrogates or > U+10FFFF). */
+static size_t utf8_len(const unsigned char *s)
+{
+    unsigned c = s[0];
+    size_t n;
+    unsigned lo = 0x80, hi = 0xBF;
+    if (c >= 0xC2 && c <= 0xDF) {
+        n = 2;
+    } else if (c >= 0xE0 && c <= 0xEF) {
+        n = 3;
+        if (c == 0xE0)
+            lo = 0xA0;
+        else if (c == 0xED)
+            hi = 0x9F;
+    } else if (c >= 0xF0 && c <= 0xF4) {
+        n = 4;
+        if (c == 0xF0)
+            lo = 0x90;
+        else if (c == 0xF4)
+            hi = 0x8F;
+    } else {
+        return 0;
+    }
+    if (s[1] < lo || s[1] > hi)
+        return 0;
+    for (size_t i = 2; i < n; i++)
+        if (s[i] < 0x80 || s[i] > 0xBF)
+            return 0;
+    return n;
+}
+
+static void json_string(out *o, const char *str)
+{
+    const unsigned char *s = (const unsigned char *)str;
+    outc(o, '"');
+    while (*s) {
+        unsigned c = *s;
+        if (c == '"' || c == '\\') {
+            outc(o, '\\');
+            outc(o, (int)c);
+            s++;
+        } else if (c < 0x20) {
+            switch (c) {
+            case '\b': outs(o, "\\b"); break;
+            case '\f': outs(o, "\\f"); break;
+            case '\n': outs(o, "\\n"); break;
+            case '\r': outs(o, "\\r"); break;
+            case '\t': outs(o, "\\t"); break;
+            default: outf(o, "\\u%04x", c); break;
+            }
+            s++;
+        } else if (c < 0x80) {
+            outc(o, (int)c);
+            s++;
+        } else {
+            size_t n = utf8_len(s);
+            if (n == 0) {
+                outs(o, "\\ufffd");
+                s++;
+            } else {
+                for (size_t i = 0; i < n; i++)
+                    outc(o, s[i]);
+                s += n;
+            }
+        }
+    }
+    outc(o, '"');
+}
+
+int report_fprint_run_json(FILE *f, const char *name, const report_meta *meta,
+                           const ospg_profile *p, char *err, size_t errlen)
+{
+    clear_msg(err, errlen);
+    if (!name)
+        name = "output";
+    if (!f || (p && p->nscen == 0)) {
+        set_msg(err, errlen, "%s: invalid argument", name);
+        return -1;
+    }
+    out o = { f, 0 };
+    const char *sep = "\n";
+    outc(&o, '{');
+    for (size_t i = 0; i < report_meta_count(meta); i++) {
+        outs(&o, sep);
+        outs(&o, "  ");
+        json_string(&o, meta->kv[i].key);
+        outs(&o, ": ");
+        json_string(&o, meta->kv[i].value);
+        sep = ",\n";
+    }
+    if (p) {
+        char par[REPORT_NUMBUF];
+        if (p->span[0] == 0 && p->work > 0)
+            snprintf(par, sizeof par, "null");
+        else
+            report_format_parallelism(par, p->work, p->span[0]);
+        outs(&o, sep);
+        outf(&o,
+             "  \"program_work\": %" PRIu64 ",\n"
+             "  \"program_span\": %" PRIu64 ",\n"
+             "  \"program_parallelism\": %s,\n"
+             "  \"locations\": %zu,\n"
+             "  \"nodes\": %" PRIu64,
+             p->work, p->span[0], par, p->nlocs, p->nodes);
+        sep = ",\n";
+    }
+    outs(&o, sep[0] == ',' ? "\n}\n" : "}\n");
+    return out_finish(&o, name, err, errlen);
+}
+
+int report_write_run_json(const char *path, const report_meta *meta,
+                          const ospg_profile *p, char *err, size_t errlen)
+{
+    clear_msg(err, errlen);
+    if (!path) {
+        set_msg(err, errlen, "(null): invalid argument");
+        return -1;
+    }
+    FILE *f = fopen(path, "w");
+    if (!f) {
+        set_msg(err, errlen, "%s: %s", path, strerror(errno));
+        return -1;
+    }
+    int r = report_fprint_run_json(f, path, meta, p, err, errlen);
+    if (fclose(f) == EOF && r == 0) {
+        set_msg(err, errlen, "%s: %s", path, strerror(errno));
+        r = -1;
+    }
+    return r;
+}
+
+/* ---- SQLite ---- */
+
+static const char db_schema[] =
+    "CREATE TABLE schema_version(version INTEGER NOT NULL);\n"
+    "INSERT INTO schema_version(version) VALUES (1);\n"
+    "CREATE TABLE run(key TEXT PRIMARY KEY, value TEXT);\n"
+    "CREATE TABLE location(id INTEGER PRIMARY KEY, location TEXT NOT NULL,"
+    " directive TEXT NOT NULL);\n"
+    "CREATE TABLE scenario(id INTEGER PRIMARY KEY, name TEXT NOT NULL,"
+    " factor REAL);\n"
+    "CREATE TABLE profile(scenario INTEGER NOT NULL,"
+    " location_id INTEGER NOT NULL, instances INTEGER NOT NULL,"
+    " work INTEGER NOT NULL, span INTEGER NOT NULL, parallelism REAL,"
+    " critical_work INTEGER NOT NULL, critical_percent REAL NOT NULL,"
+    " PRIMARY KEY(scenario, location_id));\n"
+    "CREATE VIEW profile_named AS SELECT p.scenario AS scenario,"
+    " s.name AS scenario_name, s.factor AS factor,"
+    " p.location_id AS location_id, l.location AS location,"
+    " l.directive AS directive, p.instances AS instances, p.work AS work,"
+    " p.span AS span, p.parallelism AS parallelism,"
+    " p.critical_work AS critical_work,"
+    " p.critical_percent AS critical_percent"
+    " FROM profile p JOIN scenario s ON s.id = p.scenario"
+    " LEFT JOIN location l ON l.id = p.location_id;\n"
+    "PRAGMA user_version = 1;\n";
+
+/* uint64 values above INT64_MAX are clamped (docs/output.md). */
+static sqlite3_int64 clamp_i64(uint64_t v)
+{
+    return v > (uint64_t)INT64_MAX ? INT64_MAX : (sqlite3_int64)v;
+}
+
+typedef struct db_ctx {
+    sqlite3 *db;
+    sqlite3_stmt *run, *loc, *scen, *prof;
+} db_ctx;
+
+/* Steps a bound statement to completion and resets it. */
+static int db_step(sqlite3_stmt *st)
+{
+    int rc = sqlite3_step(st);
+    sqlite3_reset(st);
+    sqlite3_clear_bindings(st);
+    return rc == SQLITE_DONE ? SQLITE_OK : rc;
+}
+
+static int db_run(db_ctx *c, const char *key, const char *value)
+{
+    int rc = sqlite3_bind_text(c->run, 1, key, -1, SQLITE_STATIC);
+    if (rc == SQLITE_OK)
+        rc = sqlite3_bind_text(c->run, 2, value, -1, SQLITE_STATIC);
+    return rc == SQLITE_OK ? db_step(c->run) : rc;
+}
+
+static int db_loc(db_ctx *c, uint32_t id, const char *where,
+                  const char *directive)
+{
+    int rc = sqlite3_bind_int64(c->loc, 1, id);
+    if (rc == SQLITE_OK)
+        rc = sqlite3_bind_text(c->loc, 2, where, -1, SQLITE_STATIC);
+    if (rc == SQLITE_OK)
+        rc = sqlite3_bind_text(c->loc, 3, directive, -1, SQLITE_STATIC);
+    return rc == SQLITE_OK ? db_step(c->loc) : rc;
+}
+
+static int db_prof(db_ctx *c, size_t scen, uint32_t loc, uint64_t instances,
+                   uint64_t work, uint64_t span, uint64_t critical,
+                   uint64_t program_span)
+{
+    sqlite3_stmt *st = c->prof;
+    int rc = sqlite3_bind_int64(st, 1, (sqlite3_int64)scen);
+    if (rc == SQLITE_OK)
+        rc = sqlite3_bind_int64(st, 2, loc);
+    if (rc == SQLITE_OK)
+        rc = sqlite3_bind_int64(st, 3, clamp_i64(instances));
+    if (rc == SQLITE_OK)
+        rc = sqlite3_bind_int64(st, 4, clamp_i64(work));
+    if (rc == SQLITE_OK)
+        rc = sqlite3_bind_int64(st, 5, clamp_i64(span));
+    if (rc == SQLITE_OK)
+        rc = sqlite3_bind_double(st, 6, ratio_double(work, span));
+    if (rc == SQLITE_OK)
+        rc = sqlite3_bind_int64(st, 7, clamp_i64(critical));
+    if (rc == SQLITE_OK)
+        rc = sqlite3_bind_double(st, 8, percent_double(critical, program_span));
+    return rc == SQLITE_OK ? db_step(st) : rc;
+}
+
+static int db_fill(db_ctx *c, const ospg_profile *p, const loctab *lt,
+                   const report_meta *meta, const char *const *scen_names,
+                   const double *scen_factors)
+{
+    int rc;
+    sqlite3 *db = c->db;
+    if ((rc = sqlite3_prepare_v2(db, "INSERT INTO run(key, value) VALUES (?, ?)",
+                                 -1, &c->run, NULL)) != SQLITE_OK ||
+        (rc = sqlite3_prepare_v2(db, "INSERT OR IGNORE INTO location"
+                                 "(id, location, directive) VALUES (?, ?, ?)",
+                                 -1, &c->loc, NULL)) != SQLITE_OK ||
+        (rc = sqlite3_prepare_v2(db, "INSERT INTO scenario(id, name, factor)"
+                                 " VALUES (?, ?, ?)",
+                                 -1, &c->scen, NULL)) != SQLITE_OK ||
+        (rc = sqlite3_prepare_v2(db, "INSERT INTO profile(scenario,"
+                                 " location_id, instances, work, span,"
+                                 " parallelism, critical_work,"
+                                 " critical_percent)"
+                                 " VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+                                 -1, &c->prof, NULL)) != SQLITE_OK)
+        return rc;
+
+    /* run: the metadata, then the computed keys (as in run.json) */
+    for (size_t i = 0; i < report_meta_count(meta); i++)
+        if ((rc = db_run(c, meta->kv[i].key, meta->kv[i].value)) != SQLITE_OK)
+            return rc;
+    char num[REPORT_NUMBUF];
+    snprintf(num, sizeof num, "%" PRIu64, p->work);
+    if ((rc = db_run(c, "program_work", num)) != SQLITE_OK)
+        return rc;
+    snprintf(num, sizeof num, "%" PRIu64, p->span[0]);
+    if ((rc = db_run(c, "program_span", num)) != SQLITE_OK)
+        return rc;
+    report_format_parallelism(num, p->work, p->span[0]);
+    if ((rc = db_run(c, "program_parallelism", num)) != SQLITE_OK)
+        return rc;
+    snprintf(num, sizeof num, "%zu", p->nlocs);
+    if ((rc = db_run(c, "locations", num)) != SQLITE_OK)
+        return rc;
+    snprintf(num, sizeof num, "%" PRIu64, p->nodes);
+    if ((rc = db_run(c, "nodes", num)) != SQLITE_OK)
+        return rc;
+
+    /* location: the table's names, then placeholders for unnamed ids */
+    if (!lt && (rc = db_loc(c, OSPG_LOC_PROGRAM, "program", "program")) !=
+                   SQLITE_OK)
+        return rc;
+    for (const loctab_entry *e = loctab_first(lt); e; e = loctab_next(lt, e))
+        if ((rc = db_loc(c, e->id, e->where, e->directive)) != SQLITE_OK)
+            return rc;
+    for (size_t i = 0; i < p->nlocs; i++) {
+        loc_name nm;
+        resolve_name(lt, p->locs[i].loc, &nm);
+        if ((rc = db_loc(c, p->locs[i].loc, nm.where, nm.directive)) !=
+            SQLITE_OK)
+            return rc;
+    }
+
+    /* scenario */
+    for (size_t s = 0; s < p->nscen; s++) {
+        char defname[32];
+        const char *name = scen_names ? scen_names[s] : NULL;
+        if (!name) {
+            if (s == 0)
+                snprintf(defname, sizeof defname, "measured");
+            else
+                snprintf(defname, sizeof defname, "scenario%zu", s);
+            name = defname;
+        }
+        rc = sqlite3_bind_int64(c->scen, 1, (sqlite3_int64)s);
+        if (rc == SQLITE_OK)
+            rc = sqlite3_bind_text(c->scen, 2, name, -1, SQLITE_TRANSIENT);
+        if (rc == SQLITE_OK) {
+            if (s == 0)
+                rc = sqlite3_bind_double(c->scen, 3, 1.0);
+            else if (scen_factors)
+                rc = sqlite3_bind_double(c->scen, 3, scen_factors[s]);
+            else
+                rc = sqlite3_bind_null(c->scen, 3);
+        }
+        if (rc == SQLITE_OK)
+            rc = db_step(c->scen);
+        if (rc != SQLITE_OK)
+            return rc;
+    }
+
+    /* profile: per scenario, the program row, then every other location */
+    const ospg_loc_stat *ps = program_stat(p);
+    for (size_t s = 0; s < p->nscen; s++) {
+        uint64_t pspan = p->span[s];
+        rc = db_prof(c, s, OSPG_LOC_PROGRAM, ps ? ps->instances : 1, p->work,
+                     pspan, ps ? ps->critical[s] : 0, pspan);
+        if (rc != SQLITE_OK)
+            return rc;
+        for (size_t i = 0; i < p->nlocs; i++) {
+            const ospg_loc_stat *st = &p->locs[i];
+            if (st->loc == OSPG_LOC_PROGRAM)
+                continue;
+            rc = db_prof(c, s, st->loc, st->instances, st->work, st->span[s],
+                         st->critical[s], pspan);
+            if (rc != SQLITE_OK)
+                return rc;
+        }
+    }
+    return SQLITE_OK;
+}
+
+/* Creates or truncates path, refusing anything but a regular file. */
+static int db_truncate(const char *path, char *err, size_t errlen)
+{
+    struct stat sb;
+    if (stat(path, &sb) == 0) {
+        if (!S_ISREG(sb.st_mode)) {
+            set_msg(err, errlen, "%s: not a regular file", path);
+            return -1;
+        }
+    } else if (errno != ENOENT) {
+        set_msg(err, errlen, "%s: %s", path, strerror(errno));
+        return -1;
+    }
+    int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0666);
+    if (fd < 0) {
+        set_msg(err, errlen, "%s: %s", path, strerror(errno));
+        return -1;
+    }
+    if (close(fd) != 0) {
+        set_msg(err, errlen, "%s: %s", path, strerror(errno));
+        return -1;
+    }
+    return 0;
+}
+
+int report_write_db(const char *path, const ospg_profile *p, const loctab *lt,
+                    const report_meta *meta, const char *const *scen_names,
+                    const double *scen_factors, char *err, size_t errlen)
+{
+    clear_msg(err, errlen);
+    if (!path || !p || p->nscen == 0) {
+        set_msg(err, errlen, "%s: invalid argument", path ? path : "(null)");
+        return -1;
+    }
+    if (db_truncate(path, err, errlen) != 0)
+        return -1;
+
+    db_ctx c = { 0 };
+    int rc = sqlite3_open_v2(path, &c.db,
+                             SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE, NULL);
+    if (rc != SQLITE_OK) {
+        set_msg(err, errlen, "%s: %s", path,
+                c.db ? sqlite3_errmsg(c.db) : sqlite3_errstr(rc));
+        sqlite3_close(c.db);
+        return -1;
+    }
+    int in_tx = 0;
+    char *emsg = NULL;
+    rc = sqlite3_exec(c.db, "BEGIN IMMEDIATE", NULL, NULL, &emsg);
+    if (rc == SQLITE_OK) {
+        in_tx = 1;
+        rc = sqlite3_exec(c.db, db_schema, NULL, NULL, &emsg);
+    }
+    if (rc == SQLITE_OK)
+        rc = db_fill(&c, p, lt, meta, scen_names, scen_factors);
+    if (rc == SQLITE_OK)
+        rc = sqlite3_exec(c.db, "COMMIT", NULL, NULL, &emsg);
+
+    int ret = 0;
+    if (rc != SQLITE_OK) {
+        set_msg(err, errlen, "%s: %s", path,
+                emsg ? emsg : sqlite3_errmsg(c.db));
+        ret = -1;
+    }
+    sqlite3_free(emsg);
+    sqlite3_finalize(c.run);
+    sqlite3_finalize(c.loc);
+    sqlite3_finalize(c.scen);
+    sqlite3_finalize(c.prof);
+    if (ret != 0 && in_tx && !sqlite3_get_autocommit(c.db))
+        sqlite3_exec(c.db, "ROLLBACK", NULL, NULL, NULL);
+    if (sqlite3_close(c.db) != SQLITE_OK && ret == 0) {
+        set_msg(err, errlen, "%s: %s", path, sqlite3_errmsg(c.db));
+        ret = -1;
+    }
+    return ret;
+}

@@ -1,0 +1,104 @@
+/* report.h - writers of the results: the profile CSV, the run JSON and the
+ * SQLite database.  The formats are specified in docs/output.md; this is
+ * their only implementation.
+ *
+ * Every writer returns 0, or -1 with a one-line message in the caller's
+ * buffer err (errlen bytes, truncated to fit; err may be NULL): the path and
+ * strerror(), or the path and SQLite's message.  Nothing is printed.  The
+ * writers never take ownership of their arguments.
+ */
+#ifndef WHATIF_REPORT_H
+#define WHATIF_REPORT_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include "loctab.h"
+#include "ospg.h"
+
+#define REPORT_SCHEMA_VERSION 1 /* PRAGMA user_version of the database */
+
+/* ---- Run metadata ----
+ *
+ * An ordered list of key/value string pairs describing the run (metric,
+ * metric_unit, metric_reason, command, threads, runtime, mode, date,
+ * tool_version, trace_dir, ... whatever the caller sets).  Keys are unique;
+ * the order is the order of first setting.  The keys the writers compute
+ * themselves are reserved (report_meta_reserved). */
+typedef struct report_meta report_meta;
+
+/* Creates an empty list; NULL when out of memory.  Caller frees it. */
+report_meta *report_meta_new(void);
+/* Frees the list and its strings; NULL is allowed. */
+void report_meta_free(report_meta *m);
+
+/* Sets key to value (both copied).  A key already present keeps its place
+ * and gets the new value.  Returns 0; -1 for a NULL argument or when out of
+ * memory (the list is then unchanged); -2 for a reserved key. */
+int report_meta_set(report_meta *m, const char *key, const char *value);
+/* The value of key, or NULL; owned by the list (valid until it changes). */
+const char *report_meta_get(const report_meta *m, const char *key);
+/* Number of pairs, and the pair at position i (NULL when out of range). */
+size_t report_meta_count(const report_meta *m);
+const char *report_meta_key(const report_meta *m, size_t i);
+const char *report_meta_value(const report_meta *m, size_t i);
+/* 1 for the keys the writers add themselves: program_work, program_span,
+ * program_parallelism, locations, nodes; else 0. */
+int report_meta_reserved(const char *key);
+
+/* ---- Numbers as the CSV writes them ---- */
+
+#define REPORT_NUMBUF 48 /* enough for every number below */
+
+/* work / span with 3 decimals, rounded half up from the exact quotient;
+ * "inf" when span is 0 and work > 0, "0.000" when both are 0. */
+void report_format_parallelism(char buf[REPORT_NUMBUF], uint64_t work,
+                               uint64_t span);
+/* 100 * part / whole with 3 decimals, rounded half up from the exact
+ * quotient; "0.000" when whole is 0. */
+void report_format_percent(char buf[REPORT_NUMBUF], uint64_t part,
+                           uint64_t whole);
+
+/* ---- Writers ---- */
+
+/* The profile of scenario scen as CSV (docs/output.md, "profile.csv"):
+ * the header, the program row, then every other location with instances
+ * or critical work, by critical_percent descending, work descending,
+ * location ascending (then directive, then id).  lt may be NULL: every
+ * location other than 0 is then "loc#N" with directive "unknown".
+ * Fails on scen >= p->nscen, when out of memory, or on an I/O error (the
+ * file may then be incomplete).  The path version creates or truncates the
+ * file; the FILE version writes at f's position and uses name (may be NULL)
+ * in messages, flushing f but not closing it. */
+int report_write_profile_csv(const char *path, const ospg_profile *p,
+                             size_t scen, const loctab *lt, char *err,
+                             size_t errlen);
+int report_fprint_profile_csv(FILE *f, const char *name,
+                              const ospg_profile *p, size_t scen,
+                              const loctab *lt, char *err, size_t errlen);
+
+/* The run summary as one JSON object (docs/output.md, "run.json"): the
+ * metadata pairs in order, all as strings, then program_work, program_span,
+ * program_parallelism (scenario 0), locations (p->nlocs) and nodes.  meta
+ * may be NULL (no pairs); p may be NULL (metadata only).  Fails on an I/O
+ * error (the file may then be incomplete). */
+int report_write_run_json(const char *path, const report_meta *meta,
+                          const ospg_profile *p, char *err, size_t errlen);
+int report_fprint_run_json(FILE *f, const char *name, const report_meta *meta,
+                           const ospg_profile *p, char *err, size_t errlen);
+
+/* The whole result as an SQLite database (docs/output.md, "profile.db"):
+ * every scenario and every location of p, the location names of lt (may be
+ * NULL) plus "loc#N"/"unknown" for ids it lacks, and meta (may be NULL)
+ * plus the computed keys in table run.  scen_names and scen_factors may be
+ * NULL, and so may any name: the defaults are "measured" for scenario 0,
+ * "scenarioN" for the others, and no factor (NULL); scenario 0's factor is
+ * always 1.  An existing regular file at path is overwritten (truncated
+ * first); anything else there is refused.  All rows are written in one
+ * transaction: on failure the file holds no tables (or is empty). */
+int report_write_db(const char *path, const ospg_profile *p, const loctab *lt,
+                    const report_meta *meta, const char *const *scen_names,
+                    const double *scen_factors, char *err, size_t errlen);
+
+#endif

@@ -1,0 +1,140 @@
+/* run.c - `whatif run`: profile an unmodified OpenMP program.
+ *
+ * Validates the options before the program starts (a bad option never
+ * leaves a half-profiled run), attaches the shared tool through
+ * OMP_TOOL_LIBRARIES, runs the program with its own stdin, stdout and
+ * stderr, then analyzes the trace.  The exit status is the program's when
+ * it failed, otherwise the analysis's.
+ */
+#include <errno.h>
+#include <getopt.h>
+#include <libgen.h>
+#include <limits.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "cli.h"
+#include "counter.h"
+
+static void usage(FILE *f)
+{
+    fprintf(f, "usage: whatif run [-o DIR] [--mode offline] [--metric M] "
+               "[--no-analyze] -- PROGRAM [ARGS...]\n"
+               "  metrics: %s\n", counter_names());
+}
+
+/* The shared tool next to this executable: BIN/../lib/libwhatif.so. */
+static int find_tool(char *buf, size_t len)
+{
+    char exe[PATH_MAX];
+    ssize_t n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
+    if (n <= 0)
+        return -1;
+    exe[n] = 0;
+    char *dir = dirname(exe);
+    snprintf(buf, len, "%s/../lib/libwhatif.so", dir);
+    if (access(buf, R_OK) == 0)
+        return 0;
+    snprintf(buf, len, "%s/libwhatif.so", dir);
+    return access(buf, R_OK);
+}
+
+int cmd_run(int argc, char **argv)
+{
+    static const struct option opts[] = {
+        {"output", required_argument, NULL, 'o'},
+        {"mode", required_argument, NULL, 'm'},
+        {"metric", required_argument, NULL, 'M'},
+        {"no-analyze", no_argument, NULL, 'n'},
+        {"quiet", no_argument, NULL, 'q'},
+        {"help", no_argument, NULL, 'h'},
+        {NULL, 0, NULL, 0},
+    };
+    const char *out = "whatif-out", *metric_name = NULL;
+    int analyze = 1, quiet = 0, c;
+    optind = 1;
+    while ((c = getopt_long(argc, argv, "+o:qh", opts, NULL)) != -1) {
+        switch (c) {
+        case 'o': out = optarg; break;
+        case 'm':
+            if (strcmp(optarg, "offline")) {
+                fprintf(stderr, "whatif run: --mode %s: only 'offline' is "
+                                "supported in this version\n", optarg);
+                return 2;
+            }
+            break;
+        case 'M': metric_name = optarg; break;
+        case 'n': analyze = 0; break;
+        case 'q': quiet = 1; break;
+        case 'h': usage(stdout); return 0;
+        default: usage(stderr); return 2;
+        }
+    }
+    if (optind >= argc) {
+        fprintf(stderr, "whatif run: no program given\n");
+        usage(stderr);
+        return 2;
+    }
+    char err[512], tool[PATH_MAX + 32];
+    counter_metric m;
+    if (counter_choose(metric_name, &m, err, sizeof(err))) {
+        fprintf(stderr, "whatif run: --metric: %s\n", err);
+        return 2;
+    }
+    if (find_tool(tool, sizeof(tool))) {
+        fprintf(stderr, "whatif run: cannot find libwhatif.so next to the "
+                        "whatif binary (expected ../lib/libwhatif.so): "
+                        "reinstall or rebuild with ./setup.sh\n");
+        return 1;
+    }
+    if (mkdir(out, 0777) && errno != EEXIST) {
+        fprintf(stderr, "whatif run: %s: cannot create: %s\n", out,
+                strerror(errno));
+        return 1;
+    }
+    char trace_dir[PATH_MAX + 16];
+    snprintf(trace_dir, sizeof(trace_dir), "%s/trace", out);
+
+    pid_t pid = fork();
+    if (pid < 0) {
+        fprintf(stderr, "whatif run: fork: %s\n", strerror(errno));
+        return 1;
+    }
+    if (pid == 0) {
+        setenv("OMP_TOOL_LIBRARIES", tool, 1);
+        setenv("OMP_TOOL", "enabled", 1);
+        setenv("WHATIF_OUT", out, 1);
+        setenv("WHATIF_MODE", "offline", 1);
+        if (metric_name)
+            setenv("WHATIF_METRIC", metric_name, 1);
+        else
+            unsetenv("WHATIF_METRIC");
+        execvp(argv[optind], argv + optind);
+        fprintf(stderr, "whatif run: %s: %s\n", argv[optind],
+                strerror(errno));
+        _exit(127);
+    }
+    /* The program owns the terminal's signals; we wait for it. */
+    signal(SIGINT, SIG_IGN);
+    signal(SIGQUIT, SIG_IGN);
+    int wst;
+    while (waitpid(pid, &wst, 0) < 0 && errno == EINTR)
+        ;
+    int prog_status = WIFEXITED(wst) ? WEXITSTATUS(wst)
+                      : WIFSIGNALED(wst) ? 128 + WTERMSIG(wst)
+                                         : 1;
+    if (WIFSIGNALED(wst))
+        fprintf(stderr, "whatif run: %s was killed by signal %d\n",
+                argv[optind], WTERMSIG(wst));
+    if (prog_status == 127 && WIFEXITED(wst))
+        return prog_status;
+    if (!analyze)
+        return prog_status;
+    int st = analyze_trace(trace_dir, out, quiet);
+    return prog_status ? prog_status : st;
+}

@@ -1,0 +1,145 @@
+/* srcloc.c - turns "module+0xOFFSET" locations into file:line.
+ *
+ * The profiler records code addresses only (resolving DWARF inside the
+ * profiled program would cost it time and memory); the analyzer resolves
+ * them here, once per module, with binutils' addr2line, which reads clang
+ * 19's DWARF 5.  PIE executables and shared objects are mapped at offset
+ * 0; a non-PIE executable's offsets are relative to its first PT_LOAD.
+ */
+#include "srcloc.h"
+
+#include <elf.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+/* The address addr2line expects for offset off in module path. */
+static int module_base(const char *path, uint64_t *base)
+{
+    FILE *f = fopen(path, "rb");
+    if (!f)
+        return -1;
+    Elf64_Ehdr eh;
+    int rc = -1;
+    if (fread(&eh, sizeof(eh), 1, f) != 1 ||
+        memcmp(eh.e_ident, ELFMAG, SELFMAG) ||
+        eh.e_ident[EI_CLASS] != ELFCLASS64)
+        goto out;
+    *base = 0;
+    if (eh.e_type == ET_EXEC) {
+        for (unsigned i = 0; i < eh.e_phnum; i++) {
+            Elf64_Phdr ph;
+            if (fseek(f, (long)(eh.e_phoff + (uint64_t)i * eh.e_phentsize),
+                      SEEK_SET) ||
+                fread(&ph, sizeof(ph), 1, f) != 1)
+                goto out;
+            if (ph.p_type == PT_LOAD) {
+                *base = ph.p_vaddr & ~(uint64_t)0xfff;
+                break;
+            }
+        }
+    }
+    rc = 0;
+out:
+    fclose(f);
+    return rc;
+}
+
+/* Shortens an absolute source path to one relative to the working
+ * directory when it lies below it. */
+static const char *shorten(const char *file, const char *cwd)
+{
+    size_t n = strlen(cwd);
+    if (n && !strncmp(file, cwd, n) && file[n] == '/')
+        return file + n + 1;
+    return file;
+}
+
+static void quote(char *dst, size_t len, const char *src)
+{
+    size_t j = 0;
+    if (len < 3)
+        return;
+    dst[j++] = '\'';
+    for (; *src && j + 5 < len; src++) {
+        if (*src == '\'') {
+            memcpy(dst + j, "'\\''", 4);
+            j += 4;
+        } else {
+            dst[j++] = *src;
+        }
+    }
+    dst[j++] = '\'';
+    dst[j] = 0;
+}
+
+int srcloc_resolve(const loctab *in, loctab **out, size_t *unresolved,
+                   char *warn, size_t warnlen)
+{
+    *unresolved = 0;
+    if (warn && warnlen)
+        warn[0] = 0;
+    loctab *lt = loctab_new();
+    if (!lt)
+        return -1;
+    char cwd[PATH_MAX] = "";
+    if (!getcwd(cwd, sizeof(cwd)))
+        cwd[0] = 0;
+    for (const loctab_entry *e = loctab_first(in); e; e = loctab_next(in, e)) {
+        char where[PATH_MAX + 64];
+        snprintf(where, sizeof(where), "%s", e->where);
+        char *plus = strrchr(where, '+');
+        uint64_t off, base;
+        if (e->id != 0 && plus && !strncmp(plus, "+0x", 3) &&
+            sscanf(plus + 1, "%" SCNx64, &off) == 1) {
+            *plus = 0;
+            char resolved[PATH_MAX + 32] = "";
+            if (module_base(where, &base) == 0) {
+                char cmd[2 * PATH_MAX + 128], q[2 * PATH_MAX];
+                quote(q, sizeof(q), where);
+                snprintf(cmd, sizeof(cmd),
+                         "addr2line -e %s 0x%" PRIx64 " 2>/dev/null", q,
+                         base + off);
+                FILE *p = popen(cmd, "r");
+                if (p) {
+                    char line[PATH_MAX + 64];
+                    if (fgets(line, sizeof(line), p)) {
+                        line[strcspn(line, " \n")] = 0;
+                        if (line[0] != '?' && strchr(line, ':') &&
+                            strcmp(strrchr(line, ':'), ":0"))
+                            snprintf(resolved, sizeof(resolved), "%s",
+                                     shorten(line, cwd));
+                    }
+                    pclose(p);
+                }
+            }
+            if (resolved[0]) {
+                if (loctab_set(lt, e->id, e->directive, resolved))
+                    goto fail;
+                continue;
+            }
+            (*unresolved)++;
+            if (warn && !warn[0])
+                snprintf(warn, warnlen,
+                         "no debug information for %s: locations stay "
+                         "binary+offset (build with -g)", where);
+            /* Name it by its binary, not its full path. */
+            const char *base_name = strrchr(where, '/');
+            char shortname[PATH_MAX + 64];
+            snprintf(shortname, sizeof(shortname), "%s+0x%" PRIx64,
+                     base_name ? base_name + 1 : where, off);
+            if (loctab_set(lt, e->id, e->directive, shortname))
+                goto fail;
+            continue;
+        }
+        if (loctab_set(lt, e->id, e->directive, e->where))
+            goto fail;
+    }
+    *out = lt;
+    return 0;
+fail:
+    loctab_free(lt);
+    return -1;
+}

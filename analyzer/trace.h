@@ -1,0 +1,112 @@
+/* trace.h - the offline trace: one binary stream per profiled thread.
+ *
+ * The writer is used inside the profiled program: it never allocates after
+ * open, never locks, and writes a whole block with one write(2) when its
+ * buffer fills.  The reader is used by the analyzer and by the fuzz target:
+ * it never trusts a byte, never crashes, and reports every problem as one
+ * line naming the file and the byte offset.  Format: docs/trace-format.md.
+ */
+#ifndef WHATIF_TRACE_H
+#define WHATIF_TRACE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "ospg.h"
+
+#define TRACE_MAGIC "WHATIFTR"
+#define TRACE_VERSION 1u
+#define TRACE_BLOCK_MAX (1u << 20) /* largest block payload a reader accepts */
+#define TRACE_MAX_DEPS 65536u      /* most depend items one record may carry */
+#define TRACE_MAX_STR 65536u       /* longest string field */
+
+/* Node id 0 is the root; it is begun implicitly and ended by an END record. */
+#define TRACE_ROOT_ID 0u
+
+/* Type 4 (a separate GROUP record in drafts of version 1) does not exist:
+ * a group member's BEGIN names the group's owner itself, and the reader
+ * rejects type 4 like any other unknown type. */
+typedef enum trace_rec_type {
+    TRACE_BEGIN = 1, /* id parent idx kind loc group [owner] ndeps
+                      * {addr type}*; owner only when group != 0 */
+    TRACE_WORK = 2,  /* parent idx work loc region */
+    TRACE_END = 3,   /* id nchildren loc */
+    TRACE_LOC = 5,   /* loc directive where */
+    TRACE_META = 6   /* key value */
+} trace_rec_type;
+
+typedef struct trace_rec {
+    int type;          /* trace_rec_type */
+    uint64_t id;       /* BEGIN, END: node */
+    uint64_t parent;   /* BEGIN, WORK: parent node */
+    uint64_t idx;      /* BEGIN, WORK: index among the parent's children */
+    uint64_t kind;     /* BEGIN: ospg_kind */
+    uint32_t loc;      /* BEGIN, END: OSPG_LOC_NONE allowed; WORK, LOC */
+    uint64_t group;    /* BEGIN: group id, 0 = none */
+    uint64_t owner;    /* BEGIN with group != 0: the group's owner node
+                        * (the node every member lies under); else 0 */
+    uint64_t work;     /* WORK */
+    uint32_t region;   /* WORK */
+    uint64_t nchildren;/* END */
+    size_t ndeps;      /* BEGIN */
+    const ospg_dep *deps;  /* BEGIN: owned by the reader, valid until next */
+    const char *str1;  /* LOC: directive kind; META: key (NUL-terminated) */
+    const char *str2;  /* LOC: "file:line"; META: value */
+} trace_rec;
+
+/* ---- Writer ---- */
+
+typedef struct trace_writer trace_writer;
+
+/* Creates path and writes the file header.  buf_size is the block size
+ * (0: 256 KiB).  Returns NULL with errno set on failure. */
+trace_writer *trace_writer_open(const char *path, uint32_t stream,
+                                size_t buf_size);
+
+/* Appends one record.  Return 0, or -1 with errno set when a block could not
+ * be written (the writer then drops further records and counts them).
+ * A worksharing group has no record of its own: each member's BEGIN names
+ * the group (group != 0) and its owner node (group_owner, an ancestor of
+ * the member); group_owner is ignored when group == 0. */
+int trace_write_begin(trace_writer *w, uint64_t id, uint64_t parent,
+                      uint64_t idx, ospg_kind kind, uint32_t loc,
+                      uint64_t group, uint64_t group_owner,
+                      const ospg_dep *deps, size_t ndeps);
+int trace_write_work(trace_writer *w, uint64_t parent, uint64_t idx,
+                     uint64_t work, uint32_t loc, uint32_t region);
+int trace_write_end(trace_writer *w, uint64_t id, uint64_t nchildren,
+                    uint32_t loc);
+int trace_write_loc(trace_writer *w, uint32_t loc, const char *directive,
+                    const char *where);
+int trace_write_meta(trace_writer *w, const char *key, const char *value);
+
+/* Writes out the current block (records stay whole: a block never splits a
+ * record).  Safe to call from an atexit handler. */
+int trace_writer_flush(trace_writer *w);
+uint64_t trace_writer_dropped(const trace_writer *w);
+uint64_t trace_writer_bytes(const trace_writer *w);
+/* Flushes, closes and frees.  Returns 0 or -1 if anything was lost. */
+int trace_writer_close(trace_writer *w);
+
+/* ---- Reader ---- */
+
+typedef struct trace_reader trace_reader;
+
+/* Opens a trace file (or a memory image, for the fuzz target) and checks
+ * its header.  Returns NULL only when out of memory; otherwise check
+ * trace_reader_error(): a bad header is reported there and the first
+ * trace_reader_next() returns -1. */
+trace_reader *trace_reader_open(const char *path);
+trace_reader *trace_reader_open_mem(const void *buf, size_t len,
+                                    const char *name);
+void trace_reader_close(trace_reader *r);
+
+/* Decodes the next record into *rec.  Returns 1 for a record, 0 at a clean
+ * end of stream, -1 on any error (the message is in trace_reader_error() as
+ * "NAME: byte OFFSET: what is wrong"; further calls keep returning -1). */
+int trace_reader_next(trace_reader *r, trace_rec *rec);
+const char *trace_reader_error(const trace_reader *r);
+uint32_t trace_reader_stream(const trace_reader *r);
+uint64_t trace_reader_offset(const trace_reader *r); /* of the next record */
+
+#endif

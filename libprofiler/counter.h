@@ -1,0 +1,58 @@
+/* counter.h - how the work of a W-node is measured.
+ *
+ * A metric is a monotone per-thread count read at the start and end of a
+ * fragment.  Sources, in order of preference for the default:
+ *   instructions  hardware instructions retired, user mode (perf_event),
+ *                 read with rdpmc where the kernel allows, else read(2)
+ *   cputime       CLOCK_THREAD_CPUTIME_ID, ns the thread was on a CPU
+ *   monotonic     CLOCK_MONOTONIC, ns of wall time: cheap, but it also
+ *                 counts time the thread was descheduled
+ * plus cycles and any libpfm4 event name.  Opening never fakes a count: a
+ * PMU event that cannot be opened is an error unless the caller asked for
+ * the default, which then falls back to cputime and says why.
+ */
+#ifndef WHATIF_COUNTER_H
+#define WHATIF_COUNTER_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+typedef struct counter_thread {
+    int fd;                 /* perf event, -1 for clocks */
+    void *page;             /* perf mmap page (rdpmc), or NULL */
+    size_t page_len;
+} counter_thread;
+
+typedef struct counter_metric {
+    char name[64];          /* what run.json says: "cputime", "instructions" */
+    char unit[32];          /* "ns", "instructions", "cycles", "events" */
+    char reason[256];       /* why this metric (and what was tried first) */
+    int kind;               /* internal: which reader */
+    uint64_t perf_config;   /* perf_event attr for PMU metrics */
+    uint32_t perf_type;
+    uint64_t perf_config1, perf_config2;
+} counter_metric;
+
+/* Chooses the metric for request (NULL or "" or "default": the best that
+ * works here).  Returns 0, or -1 with a one-line message in err (an unknown
+ * name, or a PMU event that cannot be opened on this machine). */
+int counter_choose(const char *request, counter_metric *m, char *err,
+                   size_t errlen);
+
+/* Per-thread set-up and tear-down; the calling thread is the one measured.
+ * Returns 0 or -1 (the thread then reads 0 and the run reports it). */
+int counter_thread_open(const counter_metric *m, counter_thread *ct);
+void counter_thread_close(counter_thread *ct);
+
+/* The current count of the calling thread. */
+uint64_t counter_read(const counter_metric *m, counter_thread *ct);
+
+/* 1 when the metric counts from the thread's start (thread CPU time), so
+ * the initial thread's work before the runtime started the tool is still
+ * measurable from 0. */
+int counter_counts_from_thread_start(const counter_metric *m);
+
+/* Names accepted by counter_choose, for --help. */
+const char *counter_names(void);
+
+#endif

@@ -1,0 +1,60 @@
+/* stream.h - the profiler's per-thread output: node ids, locations, records.
+ *
+ * Each profiled thread owns one trace stream (DIR/thread-NNNN.wit) and a
+ * node-id counter; nothing here takes a lock on the fast path.  Locations
+ * are interned once per (code address, directive) under a mutex and cached
+ * per thread; a new location writes a LOC record "module+0xOFFSET" that the
+ * analyzer resolves to file:line.
+ */
+#ifndef WHATIF_STREAM_H
+#define WHATIF_STREAM_H
+
+#include <stdint.h>
+
+#include "ospg.h"
+#include "trace.h"
+
+#define STREAM_LOC_CACHE 64
+
+typedef struct stream_thread {
+    uint32_t index;          /* stream number */
+    uint64_t next_seq;       /* node ids: (index + 1) << 40 | seq */
+    trace_writer *w;
+    struct {
+        const void *code;
+        int kind;
+        uint32_t loc;
+    } cache[STREAM_LOC_CACHE];
+} stream_thread;
+
+/* Starts the output in dir (created if missing; old streams removed).
+ * Returns 0 or -1 with a message in err. */
+int stream_setup(const char *dir, char *err, size_t errlen);
+
+/* Opens the calling thread's stream; 0 or -1 (the thread then records
+ * nothing and the run is reported incomplete). */
+int stream_thread_open(stream_thread *st);
+
+static inline uint64_t stream_new_id(stream_thread *st)
+{
+    return ((uint64_t)(st->index + 1) << 40) | st->next_seq++;
+}
+
+/* Directive kinds, as location names. */
+enum {
+    DIR_PARALLEL, DIR_LOOP, DIR_SECTIONS, DIR_SINGLE, DIR_MASKED,
+    DIR_CRITICAL, DIR_LOCK, DIR_ORDERED, DIR_TASK, DIR_TASKLOOP,
+    DIR_TASKGROUP, DIR_TASKWAIT, DIR_COUNT
+};
+
+/* The location id of the directive at return address code. */
+uint32_t stream_loc(stream_thread *st, const void *code, int kind);
+
+/* Writes key=value into the calling thread's stream. */
+void stream_meta(stream_thread *st, const char *key, const char *value);
+
+/* Flushes every stream (from finalize or atexit); returns the number of
+ * records dropped on I/O errors. */
+uint64_t stream_flush_all(void);
+
+#endif

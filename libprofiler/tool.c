@@ -1,0 +1,843 @@
+/* tool.c - the OMPT tool: builds the OSPG of an unmodified program.
+ *
+ * Callbacks of the stock libomp (19) are turned into graph records
+ * (seeds/001 section III-B): a parallel region is an S-node holding one
+ * S-node per barrier phase, each holding one P-node per thread; loop chunks
+ * are P-nodes of one group; tasks are P-nodes under a taskwait scope S;
+ * undeferred tasks are S-nodes; single, masked, critical and lock bodies
+ * split W-nodes.  Work between two callbacks is measured with the chosen
+ * metric; waiting (barriers, taskwait, lock acquisition) is never work, and
+ * the tool's own time falls outside every fragment.
+ *
+ * State hangs off ompt_data_t: regions in parallel_data, contexts in
+ * task_data, the per-thread stream in a __thread block.  Callbacks never
+ * print, never exit and never take a lock except at phase changes and the
+ * first sight of a location.
+ */
+#include <omp-tools.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <errno.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "counter.h"
+#include "stream.h"
+
+#define LOC_STACK 32
+#define DEP_BUF 64
+
+typedef struct cnode {
+    uint64_t id;
+    uint64_t nkids;
+} cnode;
+
+typedef struct region {
+    cnode par;
+    cnode phase;             /* the current barrier phase */
+    uint64_t phase_no;
+    _Atomic unsigned team;
+    uint32_t loc;
+    uint64_t uid;
+    pthread_mutex_t lock;    /* phase changes */
+    struct tctx *parent;     /* the encountering task */
+} region;
+
+enum { CTX_INITIAL = 1, CTX_IMPLICIT, CTX_EXPLICIT };
+
+typedef struct tctx {
+    int kind;
+    cnode node;              /* root, thread share P, task P or S */
+    cnode scope;             /* open taskwait scope, under ins() */
+    int has_scope;
+    cnode chunk;             /* open loop chunk or thread's section block */
+    int in_chunk;
+    int share_open;          /* implicit: node begun, not ended */
+    int waiting;             /* no user code runs: no fragment */
+    region *region;
+    uint64_t phase_no;
+    unsigned index;
+    uint32_t base_loc;
+    uint32_t locs[LOC_STACK];
+    int nlocs;
+    uint64_t ws_seq;
+    int loop_static;         /* current loop: one chunk per thread */
+    int in_loop;
+    uint64_t loop_group, loop_owner;
+    uint32_t loop_loc;
+    uint32_t taskloop_loc;
+    /* explicit tasks whose begin record waits for their depend items */
+    int begin_pending;
+    uint64_t pend_parent, pend_idx;
+    ospg_kind pend_kind;
+} tctx;
+
+typedef struct tstate {
+    stream_thread st;
+    counter_thread ct;
+    int ok;                  /* stream open */
+    int in_frag;
+    uint64_t frag_start;
+    tctx *ctx;
+    tctx *pending;           /* created task awaiting its dependences */
+} tstate;
+
+static __thread tstate *self;
+static counter_metric metric;
+static int active;
+static atomic_uint_fast64_t region_uid;
+static tctx initial_ctx;
+static int finalized;
+static char cmdline[4096];
+static uint64_t cpu_before_tool; /* initial thread's CPU ns at tool start */
+
+/* ---- Fragments ---- */
+
+static inline void frag_open(tstate *ts)
+{
+    ts->frag_start = counter_read(&metric, &ts->ct);
+    ts->in_frag = 1;
+}
+
+static inline cnode *ins(tctx *c)
+{
+    return c->in_chunk ? &c->chunk : &c->node;
+}
+
+static inline cnode *cur(tctx *c)
+{
+    return c->has_scope ? &c->scope : ins(c);
+}
+
+static inline uint32_t cur_loc(const tctx *c)
+{
+    return c->nlocs ? c->locs[c->nlocs - 1] : c->base_loc;
+}
+
+/* Ends the running fragment: its work becomes a W-node. */
+static void frag_close(tstate *ts)
+{
+    if (!ts->in_frag)
+        return;
+    uint64_t now = counter_read(&metric, &ts->ct);
+    ts->in_frag = 0;
+    tctx *c = ts->ctx;
+    if (!c || !ts->ok || now <= ts->frag_start)
+        return;
+    cnode *p = cur(c);
+    trace_write_work(ts->st.w, p->id, p->nkids++, now - ts->frag_start,
+                     cur_loc(c), 0);
+}
+
+static void push_loc(tctx *c, uint32_t loc)
+{
+    if (c->nlocs < LOC_STACK)
+        c->locs[c->nlocs] = loc;
+    c->nlocs++;
+}
+
+static void pop_loc(tctx *c)
+{
+    if (c->nlocs > 0)
+        c->nlocs--;
+}
+
+/* ---- Node records ---- */
+
+static void begin_node(tstate *ts, cnode *n, cnode *parent, uint64_t idx,
+                       ospg_kind kind, uint32_t loc, uint64_t group,
+                       uint64_t owner)
+{
+    n->id = stream_new_id(&ts->st);
+    n->nkids = 0;
+    if (ts->ok)
+        trace_write_begin(ts->st.w, n->id, parent->id, idx, kind, loc, group,
+                          owner, NULL, 0);
+}
+
+static void end_node(tstate *ts, cnode *n, uint32_t loc)
+{
+    if (ts->ok)
+        trace_write_end(ts->st.w, n->id, n->nkids, loc);
+}
+
+static void end_scope(tstate *ts, tctx *c, uint32_t loc)
+{
+    if (!c->has_scope)
+        return;
+    end_node(ts, &c->scope, loc);
+    c->has_scope = 0;
+}
+
+static void end_chunk(tstate *ts, tctx *c)
+{
+    end_scope(ts, c, OSPG_LOC_NONE);
+    if (!c->in_chunk)
+        return;
+    end_node(ts, &c->chunk, OSPG_LOC_NONE);
+    c->in_chunk = 0;
+    pop_loc(c);
+}
+
+static void begin_chunk(tstate *ts, tctx *c)
+{
+    end_chunk(ts, c);
+    begin_node(ts, &c->chunk, &c->node, c->node.nkids++, OSPG_P, c->loop_loc,
+               c->loop_group, c->loop_owner);
+    c->in_chunk = 1;
+    /* Only code inside a chunk is the loop's; scheduling between chunks
+     * stays with the enclosing construct. */
+    push_loc(c, c->loop_loc);
+}
+
+/* A created task's begin record, once its depend items are known. */
+static void flush_pending(tstate *ts, const ompt_dependence_t *deps,
+                          int ndeps)
+{
+    tctx *t = ts->pending;
+    if (!t)
+        return;
+    ts->pending = NULL;
+    t->begin_pending = 0;
+    if (!ts->ok)
+        return;
+    ospg_dep buf[DEP_BUF];
+    ospg_dep *d = buf;
+    size_t n = 0;
+    if (ndeps > DEP_BUF)
+        d = malloc((size_t)ndeps * sizeof(*d));
+    for (int i = 0; d && i < ndeps; i++) {
+        uint32_t type;
+        switch (deps[i].dependence_type) {
+        case ompt_dependence_type_in: type = OSPG_DEP_IN; break;
+        case ompt_dependence_type_out: type = OSPG_DEP_OUT; break;
+        case ompt_dependence_type_inout: type = OSPG_DEP_INOUT; break;
+        case ompt_dependence_type_mutexinoutset:
+            type = OSPG_DEP_MUTEXINOUTSET;
+            break;
+        case ompt_dependence_type_inoutset: type = OSPG_DEP_INOUTSET; break;
+        default: continue; /* doacross source/sink: not a task edge */
+        }
+        d[n].addr = (uint64_t)(uintptr_t)deps[i].variable.ptr;
+        d[n].type = type;
+        n++;
+    }
+    trace_write_begin(ts->st.w, t->node.id, t->pend_parent, t->pend_idx,
+                      t->pend_kind, t->base_loc, 0, 0, d ? d : buf,
+                      d ? n : 0);
+    if (d != buf)
+        free(d);
+}
+
+static tstate *enter(void)
+{
+    tstate *ts = self;
+    if (ts && ts->pending)
+        flush_pending(ts, NULL, 0);
+    return ts;
+}
+
+/* ---- Threads ---- */
+
+static void write_meta(void);
+
+static void on_thread_begin(ompt_thread_t type, ompt_data_t *thread_data)
+{
+    tstate *ts = calloc(1, sizeof(*ts));
+    if (!ts)
+        return;
+    ts->ok = stream_thread_open(&ts->st) == 0;
+    counter_thread_open(&metric, &ts->ct);
+    thread_data->ptr = ts;
+    self = ts;
+    if (type == ompt_thread_initial)
+        write_meta();
+}
+
+static void on_thread_end(ompt_data_t *thread_data)
+{
+    tstate *ts = thread_data->ptr;
+    if (ts && ts->ok)
+        trace_writer_flush(ts->st.w);
+}
+
+/* ---- Parallel regions and implicit tasks ---- */
+
+static void on_parallel_begin(ompt_data_t *enc_data, const ompt_frame_t *frame,
+                              ompt_data_t *parallel_data, unsigned requested,
+                              int flags, const void *code)
+{
+    (void)frame;
+    (void)flags;
+    tstate *ts = enter();
+    tctx *c = enc_data ? enc_data->ptr : NULL;
+    parallel_data->ptr = NULL;
+    if (!ts || !c)
+        return;
+    frag_close(ts);
+    region *r = calloc(1, sizeof(*r));
+    if (!r)
+        return;
+    pthread_mutex_init(&r->lock, NULL);
+    r->uid = atomic_fetch_add(&region_uid, 1) + 1;
+    r->loc = stream_loc(&ts->st, code, DIR_PARALLEL);
+    r->team = requested;
+    r->parent = c;
+    cnode *p = cur(c);
+    begin_node(ts, &r->par, p, p->nkids++, OSPG_S, r->loc, 0, 0);
+    begin_node(ts, &r->phase, &r->par, r->par.nkids++, OSPG_S, OSPG_LOC_NONE,
+               0, 0);
+    c->waiting = 1;
+    parallel_data->ptr = r;
+}
+
+static void on_parallel_end(ompt_data_t *parallel_data, ompt_data_t *enc_data,
+                            int flags, const void *code)
+{
+    (void)flags;
+    (void)code;
+    (void)enc_data;
+    tstate *ts = enter();
+    region *r = parallel_data->ptr;
+    if (!ts || !r)
+        return;
+    frag_close(ts);
+    r->phase.nkids = r->team;
+    end_node(ts, &r->phase, OSPG_LOC_NONE);
+    end_node(ts, &r->par, OSPG_LOC_NONE);
+    tctx *c = r->parent;
+    c->waiting = 0;
+    ts->ctx = c;
+    pthread_mutex_destroy(&r->lock);
+    free(r);
+    parallel_data->ptr = NULL;
+    frag_open(ts);
+}
+
+static void end_share(tstate *ts, tctx *c)
+{
+    if (!c->share_open)
+        return;
+    end_chunk(ts, c);
+    end_scope(ts, c, OSPG_LOC_NONE);
+    end_node(ts, &c->node, OSPG_LOC_NONE);
+    c->share_open = 0;
+}
+
+static void on_implicit_task(ompt_scope_endpoint_t endpoint,
+                             ompt_data_t *parallel_data,
+                             ompt_data_t *task_data, unsigned actual,
+                             unsigned index, int flags)
+{
+    tstate *ts = enter();
+    if (!ts)
+        return;
+    if (flags & ompt_task_initial) {
+        if (endpoint == ompt_scope_begin) {
+            initial_ctx.kind = CTX_INITIAL;
+            initial_ctx.node.id = TRACE_ROOT_ID;
+            initial_ctx.base_loc = OSPG_LOC_PROGRAM;
+            task_data->ptr = &initial_ctx;
+            ts->ctx = &initial_ctx;
+            frag_open(ts);
+            /* libomp starts the tool at its first construct: the serial
+             * code before it is still the program's work, the runtime's
+             * and the tool's start-up since then is not. */
+            if (counter_counts_from_thread_start(&metric))
+                ts->frag_start -= cpu_before_tool;
+        }
+        return;
+    }
+    if (endpoint == ompt_scope_begin) {
+        region *r = parallel_data ? parallel_data->ptr : NULL;
+        task_data->ptr = NULL;
+        if (!r)
+            return;
+        tctx *c = calloc(1, sizeof(*c));
+        if (!c)
+            return;
+        c->kind = CTX_IMPLICIT;
+        c->region = r;
+        c->index = index;
+        c->base_loc = r->loc;
+        atomic_store(&r->team, actual);
+        pthread_mutex_lock(&r->lock);
+        c->phase_no = r->phase_no;
+        cnode phase = r->phase;
+        pthread_mutex_unlock(&r->lock);
+        begin_node(ts, &c->node, &phase, index, OSPG_P, OSPG_LOC_NONE, 0, 0);
+        c->share_open = 1;
+        task_data->ptr = c;
+        ts->ctx = c;
+        frag_open(ts);
+    } else {
+        tctx *c = task_data->ptr;
+        if (!c || c->kind != CTX_IMPLICIT)
+            return;
+        frag_close(ts);
+        end_share(ts, c);
+        if (ts->ctx == c)
+            ts->ctx = NULL;
+        task_data->ptr = NULL;
+        free(c);
+    }
+}
+
+/* ---- Synchronization ---- */
+
+static int is_barrier(ompt_sync_region_t kind)
+{
+    return kind == ompt_sync_region_barrier_explicit ||
+           kind == ompt_sync_region_barrier_implementation ||
+           kind == ompt_sync_region_barrier_implicit_workshare ||
+           kind == ompt_sync_region_barrier_implicit_parallel ||
+           (int)kind == 1 || (int)kind == 2;
+}
+
+static void barrier_leave(tstate *ts, tctx *c)
+{
+    region *r = c->region;
+    pthread_mutex_lock(&r->lock);
+    if (r->phase_no == c->phase_no) {
+        /* First thread out: every thread has begun its share. */
+        r->phase.nkids = r->team;
+        end_node(ts, &r->phase, OSPG_LOC_NONE);
+        begin_node(ts, &r->phase, &r->par, r->par.nkids++, OSPG_S,
+                   OSPG_LOC_NONE, 0, 0);
+        r->phase_no++;
+    }
+    c->phase_no = r->phase_no;
+    cnode phase = r->phase;
+    pthread_mutex_unlock(&r->lock);
+    begin_node(ts, &c->node, &phase, c->index, OSPG_P, OSPG_LOC_NONE, 0, 0);
+    c->share_open = 1;
+}
+
+static void on_sync_region(ompt_sync_region_t kind,
+                           ompt_scope_endpoint_t endpoint,
+                           ompt_data_t *parallel_data, ompt_data_t *task_data,
+                           const void *code)
+{
+    (void)parallel_data;
+    tstate *ts = enter();
+    tctx *c = task_data ? task_data->ptr : NULL;
+    if (!ts || !c)
+        return;
+    if (is_barrier(kind)) {
+        if (endpoint == ompt_scope_begin) {
+            frag_close(ts);
+            if (c->kind == CTX_IMPLICIT)
+                end_share(ts, c);
+            else
+                end_scope(ts, c, OSPG_LOC_NONE);
+            c->waiting = 1;
+        } else {
+            c->waiting = 0;
+            if (kind == ompt_sync_region_barrier_implicit_parallel)
+                return;
+            if (c->kind == CTX_IMPLICIT && c->region)
+                barrier_leave(ts, c);
+            ts->ctx = c;
+            frag_open(ts);
+        }
+        return;
+    }
+    if (kind == ompt_sync_region_taskwait ||
+        kind == ompt_sync_region_taskgroup) {
+        if (endpoint == ompt_scope_begin) {
+            frag_close(ts);
+            uint32_t loc =
+                kind == ompt_sync_region_taskwait
+                    ? stream_loc(&ts->st, code, DIR_TASKWAIT)
+                    : stream_loc(&ts->st, code, DIR_TASKGROUP);
+            end_scope(ts, c, loc);
+            c->waiting = 1;
+        } else {
+            c->waiting = 0;
+            ts->ctx = c;
+            frag_open(ts);
+        }
+    }
+}
+
+static void on_mutex_acquire(ompt_mutex_t kind, unsigned hint, unsigned impl,
+                             ompt_wait_id_t wait_id, const void *code)
+{
+    (void)hint;
+    (void)impl;
+    (void)wait_id;
+    (void)code;
+    tstate *ts = enter();
+    if (!ts || !ts->ctx || kind == ompt_mutex_atomic)
+        return;
+    frag_close(ts);
+    ts->ctx->waiting = 1;
+}
+
+static int mutex_dir(ompt_mutex_t kind)
+{
+    switch (kind) {
+    case ompt_mutex_critical: return DIR_CRITICAL;
+    case ompt_mutex_ordered: return DIR_ORDERED;
+    default: return DIR_LOCK;
+    }
+}
+
+static void on_mutex_acquired(ompt_mutex_t kind, ompt_wait_id_t wait_id,
+                              const void *code)
+{
+    (void)wait_id;
+    tstate *ts = enter();
+    if (!ts || !ts->ctx || kind == ompt_mutex_atomic)
+        return;
+    ts->ctx->waiting = 0;
+    push_loc(ts->ctx, stream_loc(&ts->st, code, mutex_dir(kind)));
+    frag_open(ts);
+}
+
+static void on_mutex_released(ompt_mutex_t kind, ompt_wait_id_t wait_id,
+                              const void *code)
+{
+    (void)wait_id;
+    (void)code;
+    tstate *ts = enter();
+    if (!ts || !ts->ctx || kind == ompt_mutex_atomic)
+        return;
+    frag_close(ts);
+    pop_loc(ts->ctx);
+    frag_open(ts);
+}
+
+/* ---- Worksharing ---- */
+
+static void loop_begin(tstate *ts, tctx *c, const void *code, int dir,
+                       int one_chunk)
+{
+    end_scope(ts, c, OSPG_LOC_NONE);
+    c->ws_seq++;
+    uint64_t uid = c->region ? c->region->uid : 0;
+    c->loop_group = (uid << 24) | (c->ws_seq & 0xffffff);
+    c->loop_owner = c->region ? c->region->phase.id : c->node.id;
+    c->loop_loc = stream_loc(&ts->st, code, dir);
+    c->loop_static = one_chunk;
+    c->in_loop = 1;
+    if (one_chunk)
+        begin_chunk(ts, c);
+}
+
+static void loop_end(tstate *ts, tctx *c)
+{
+    if (!c->in_loop)
+        return;
+    end_chunk(ts, c);
+    c->in_loop = 0;
+}
+
+static void on_work(ompt_work_t type, ompt_scope_endpoint_t endpoint,
+                    ompt_data_t *parallel_data, ompt_data_t *task_data,
+                    uint64_t count, const void *code)
+{
+    (void)parallel_data;
+    (void)count;
+    tstate *ts = enter();
+    tctx *c = task_data ? task_data->ptr : NULL;
+    if (!ts || !c)
+        return;
+    frag_close(ts);
+    int begin = endpoint == ompt_scope_begin;
+    switch ((int)type) {
+    case ompt_work_loop_static:
+    case ompt_work_sections:
+        if (begin)
+            loop_begin(ts, c, code,
+                       type == ompt_work_sections ? DIR_SECTIONS : DIR_LOOP,
+                       1);
+        else
+            loop_end(ts, c);
+        break;
+    case ompt_work_loop:
+    case ompt_work_loop_dynamic:
+    case ompt_work_loop_guided:
+    case ompt_work_loop_other:
+        if (begin)
+            loop_begin(ts, c, code, DIR_LOOP, 0);
+        else
+            loop_end(ts, c);
+        break;
+    case ompt_work_single_executor:
+        if (begin)
+            push_loc(c, stream_loc(&ts->st, code, DIR_SINGLE));
+        else
+            pop_loc(c);
+        break;
+    case ompt_work_taskloop:
+        c->taskloop_loc = begin ? stream_loc(&ts->st, code, DIR_TASKLOOP) : 0;
+        break;
+    default:
+        break;
+    }
+    frag_open(ts);
+}
+
+static void on_dispatch(ompt_data_t *parallel_data, ompt_data_t *task_data,
+                        ompt_dispatch_t kind, ompt_data_t instance)
+{
+    (void)parallel_data;
+    (void)instance;
+    tstate *ts = enter();
+    tctx *c = task_data ? task_data->ptr : NULL;
+    if (!ts || !c || kind != ompt_dispatch_ws_loop_chunk || !c->in_loop ||
+        c->loop_static)
+        return;
+    frag_close(ts);
+    begin_chunk(ts, c);
+    frag_open(ts);
+}
+
+static void on_masked(ompt_scope_endpoint_t endpoint,
+                      ompt_data_t *parallel_data, ompt_data_t *task_data,
+                      const void *code)
+{
+    (void)parallel_data;
+    tstate *ts = enter();
+    tctx *c = task_data ? task_data->ptr : NULL;
+    if (!ts || !c)
+        return;
+    frag_close(ts);
+    if (endpoint == ompt_scope_begin)
+        push_loc(c, stream_loc(&ts->st, code, DIR_MASKED));
+    else
+        pop_loc(c);
+    frag_open(ts);
+}
+
+/* ---- Tasks ---- */
+
+static void on_task_create(ompt_data_t *enc_data, const ompt_frame_t *frame,
+                           ompt_data_t *new_data, int flags, int has_deps,
+                           const void *code)
+{
+    (void)frame;
+    tstate *ts = enter();
+    new_data->ptr = NULL;
+    tctx *c = enc_data ? enc_data->ptr : NULL;
+    if (!ts || !c || !(flags & ompt_task_explicit))
+        return;
+    frag_close(ts);
+    if (flags & ompt_task_taskwait) {
+        /* taskwait with depend: modeled as a full taskwait. */
+        end_scope(ts, c, stream_loc(&ts->st, code, DIR_TASKWAIT));
+        frag_open(ts);
+        return;
+    }
+    tctx *t = calloc(1, sizeof(*t));
+    if (!t) {
+        frag_open(ts);
+        return;
+    }
+    t->kind = CTX_EXPLICIT;
+    t->base_loc = c->taskloop_loc ? c->taskloop_loc
+                                  : stream_loc(&ts->st, code, DIR_TASK);
+    cnode *parent;
+    if (flags & ompt_task_undeferred) {
+        /* The creator waits for it: in series. */
+        t->pend_kind = OSPG_S;
+        parent = cur(c);
+    } else {
+        t->pend_kind = OSPG_P;
+        if (!c->has_scope) {
+            cnode *p = ins(c);
+            begin_node(ts, &c->scope, p, p->nkids++, OSPG_S, OSPG_LOC_NONE,
+                       0, 0);
+            c->has_scope = 1;
+        }
+        parent = &c->scope;
+    }
+    t->node.id = stream_new_id(&ts->st);
+    t->pend_parent = parent->id;
+    t->pend_idx = parent->nkids++;
+    t->begin_pending = 1;
+    ts->pending = t;
+    new_data->ptr = t;
+    if (!has_deps)
+        flush_pending(ts, NULL, 0);
+    frag_open(ts);
+}
+
+static void on_dependences(ompt_data_t *task_data,
+                           const ompt_dependence_t *deps, int ndeps)
+{
+    tstate *ts = self;
+    tctx *t = task_data ? task_data->ptr : NULL;
+    if (!ts || !t || ts->pending != t)
+        return;
+    flush_pending(ts, deps, ndeps);
+}
+
+static void on_task_schedule(ompt_data_t *prior_data,
+                             ompt_task_status_t status,
+                             ompt_data_t *next_data)
+{
+    tstate *ts = enter();
+    if (!ts)
+        return;
+    frag_close(ts);
+    tctx *p = prior_data ? prior_data->ptr : NULL;
+    if (p && p->kind == CTX_EXPLICIT &&
+        (status == ompt_task_complete || status == ompt_task_cancel ||
+         status == ompt_task_detach)) {
+        end_scope(ts, p, OSPG_LOC_NONE);
+        end_node(ts, &p->node, OSPG_LOC_NONE);
+        prior_data->ptr = NULL;
+        free(p);
+    }
+    tctx *n = next_data ? next_data->ptr : NULL;
+    ts->ctx = n;
+    if (n && !n->waiting)
+        frag_open(ts);
+}
+
+/* ---- Start-up and shutdown ---- */
+
+static void finish(void)
+{
+    tstate *ts = self;
+    if (finalized)
+        return;
+    finalized = 1;
+    if (ts && ts->ctx == &initial_ctx) {
+        frag_close(ts);
+        end_scope(ts, &initial_ctx, OSPG_LOC_NONE);
+        if (ts->ok)
+            trace_write_end(ts->st.w, TRACE_ROOT_ID, initial_ctx.node.nkids,
+                            OSPG_LOC_NONE);
+    }
+    stream_flush_all();
+}
+
+static void on_finalize(ompt_data_t *tool_data)
+{
+    (void)tool_data;
+    finish();
+}
+
+/* exit() inside a parallel region never reaches finalize: at least keep
+ * what was recorded. */
+static void at_exit(void)
+{
+    if (active && !finalized)
+        stream_flush_all();
+}
+
+#define REGISTER(event, fn)                                                \
+    set_cb(event, (ompt_callback_t)(fn))
+
+static int on_initialize(ompt_function_lookup_t lookup, int device,
+                         ompt_data_t *tool_data)
+{
+    (void)device;
+    (void)tool_data;
+    ompt_set_callback_t set_cb =
+        (ompt_set_callback_t)lookup("ompt_set_callback");
+    if (!set_cb)
+        return 0;
+    REGISTER(ompt_callback_thread_begin, on_thread_begin);
+    REGISTER(ompt_callback_thread_end, on_thread_end);
+    REGISTER(ompt_callback_parallel_begin, on_parallel_begin);
+    REGISTER(ompt_callback_parallel_end, on_parallel_end);
+    REGISTER(ompt_callback_implicit_task, on_implicit_task);
+    REGISTER(ompt_callback_sync_region, on_sync_region);
+    REGISTER(ompt_callback_work, on_work);
+    REGISTER(ompt_callback_dispatch, on_dispatch);
+    REGISTER(ompt_callback_masked, on_masked);
+    REGISTER(ompt_callback_task_create, on_task_create);
+    REGISTER(ompt_callback_dependences, on_dependences);
+    REGISTER(ompt_callback_task_schedule, on_task_schedule);
+    REGISTER(ompt_callback_mutex_acquire, on_mutex_acquire);
+    REGISTER(ompt_callback_mutex_acquired, on_mutex_acquired);
+    REGISTER(ompt_callback_mutex_released, on_mutex_released);
+    active = 1;
+    atexit(at_exit);
+    return 1;
+}
+
+static void read_cmdline(void)
+{
+    FILE *f = fopen("/proc/self/cmdline", "rb");
+    if (!f)
+        return;
+    size_t n = fread(cmdline, 1, sizeof(cmdline) - 1, f);
+    fclose(f);
+    for (size_t i = 0; i + 1 < n; i++)
+        if (!cmdline[i])
+            cmdline[i] = ' ';
+    cmdline[n] = 0;
+}
+
+/* Writes the run's metadata into the first stream. */
+static void write_meta(void)
+{
+    tstate *ts = self;
+    if (!ts)
+        return;
+    char buf[64];
+    time_t now = time(NULL);
+    struct tm tm;
+    gmtime_r(&now, &tm);
+    strftime(buf, sizeof(buf), "%Y-%m-%dT%H:%M:%SZ", &tm);
+    stream_meta(&ts->st, "metric", metric.name);
+    stream_meta(&ts->st, "metric_unit", metric.unit);
+    stream_meta(&ts->st, "metric_reason", metric.reason);
+    stream_meta(&ts->st, "mode", "offline");
+    stream_meta(&ts->st, "command", cmdline);
+    stream_meta(&ts->st, "date", buf);
+    stream_meta(&ts->st, "tool_version", WHATIF_VERSION);
+    stream_meta(&ts->st, "runtime", "LLVM libomp (OMPT 5.x)");
+}
+
+static ompt_start_tool_result_t result = {on_initialize, on_finalize, {0}};
+
+/* Reads WHATIF_* once.  A bad value disables profiling with one line on
+ * stderr; the program itself runs unchanged. */
+__attribute__((visibility("default"))) ompt_start_tool_result_t *
+ompt_start_tool(unsigned int omp_version,
+                                          const char *runtime_version)
+{
+    (void)omp_version;
+    (void)runtime_version;
+    struct timespec ts0;
+    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts0);
+    cpu_before_tool = (uint64_t)ts0.tv_sec * 1000000000u +
+                      (uint64_t)ts0.tv_nsec;
+    char err[512] = "";
+    const char *mode = getenv("WHATIF_MODE");
+    if (mode && *mode && strcmp(mode, "offline")) {
+        fprintf(stderr,
+                "whatif: WHATIF_MODE=%s: only 'offline' is supported in this "
+                "version; profiling disabled\n", mode);
+        return NULL;
+    }
+    if (counter_choose(getenv("WHATIF_METRIC"), &metric, err, sizeof(err))) {
+        fprintf(stderr, "whatif: WHATIF_METRIC: %s; profiling disabled\n",
+                err);
+        return NULL;
+    }
+    const char *out = getenv("WHATIF_OUT");
+    if (!out || !*out)
+        out = "whatif-out";
+    char dir[4096];
+    snprintf(dir, sizeof(dir), "%s/trace", out);
+    if ((mkdir(out, 0777) && errno != EEXIST) ||
+        stream_setup(dir, err, sizeof(err))) {
+        if (errno && !err[0])
+            snprintf(err, sizeof(err), "%s: %s", out, strerror(errno));
+        fprintf(stderr, "whatif: WHATIF_OUT: %s; profiling disabled\n", err);
+        return NULL;
+    }
+    read_cmdline();
+    return &result;
+}

@@ -1,0 +1,56 @@
+#!/usr/bin/env bash
+# cli_errors.sh - `whatif analyze` on bad traces: every case must exit 1
+# with exactly one line on stderr naming the file (and the byte offset for
+# damaged content), never crash, and write no profile.
+# Usage: cli_errors.sh WHATIF GENTRACE
+set -uo pipefail
+whatif=$1; gentrace=$2
+tmp=$(mktemp -d); trap 'rm -rf "$tmp"' EXIT
+pass=0 fail=0
+ok()  { pass=$((pass + 1)); }
+bad() { echo "FAIL: $*"; fail=$((fail + 1)); }
+
+"$gentrace" "$tmp/good" 20000 2 mixed >/dev/null || { echo "gentrace failed"; exit 1; }
+"$whatif" analyze -q -o "$tmp/good-out" "$tmp/good" && [ -s "$tmp/good-out/profile.csv" ] \
+  && [ "$(head -1 "$tmp/good-out/profile.csv")" = "location,directive,instances,work,span,parallelism,critical_work,critical_percent" ] \
+  && [ "$(sed -n 2p "$tmp/good-out/profile.csv" | cut -d, -f1)" = program ] && ok || bad "valid trace"
+
+expect_error() { # name dir needle
+  local name=$1 dir=$2 needle=$3
+  rm -rf "$tmp/out"
+  "$whatif" analyze -q -o "$tmp/out" "$dir" 2>"$tmp/err" >/dev/null
+  local rc=$?
+  local lines; lines=$(wc -l <"$tmp/err")
+  if [ $rc -ne 1 ]; then bad "$name: exit $rc (want 1)"; return; fi
+  if [ "$lines" -ne 1 ]; then bad "$name: $lines lines on stderr"; cat "$tmp/err"; return; fi
+  if ! grep -q -- "$needle" "$tmp/err"; then bad "$name: message lacks '$needle': $(cat "$tmp/err")"; return; fi
+  if [ -e "$tmp/out/profile.csv" ]; then bad "$name: wrote a profile"; return; fi
+  ok
+}
+
+mk() { rm -rf "$tmp/$1"; cp -r "$tmp/good" "$tmp/$1"; }
+s0=thread-0000.wit
+
+expect_error "missing dir" "$tmp/nope" "cannot open trace directory"
+mkdir "$tmp/empty-dir"; expect_error "no streams" "$tmp/empty-dir" "no trace streams"
+mk empty; : >"$tmp/empty/$s0"; expect_error "empty file" "$tmp/empty" "$s0: byte 0"
+mk version; printf '\x07' | dd of="$tmp/version/$s0" bs=1 seek=8 conv=notrunc 2>/dev/null
+expect_error "wrong version" "$tmp/version" "version 7"
+mk magic; printf 'X' | dd of="$tmp/magic/$s0" bs=1 seek=0 conv=notrunc 2>/dev/null
+expect_error "bad magic" "$tmp/magic" "$s0: byte 0"
+size=$(stat -c %s "$tmp/good/$s0")
+for cut in 30 100 $((size / 2)) $((size - 1)); do
+  mk trunc; truncate -s $cut "$tmp/trunc/$s0"
+  expect_error "truncated at $cut" "$tmp/trunc" "$s0"
+done
+mk flip; printf '\xff' | dd of="$tmp/flip/$s0" bs=1 seek=$((size / 3)) conv=notrunc 2>/dev/null
+expect_error "corrupt byte" "$tmp/flip" "$s0: byte"
+mk missing; rm "$tmp/missing/thread-0001.wit"; expect_error "missing stream" "$tmp/missing" "no stream begins\|never completed\|no end-of-program"
+
+"$whatif" analyze 2>/dev/null; [ $? -eq 2 ] && ok || bad "usage error exit code"
+"$whatif" bogus 2>/dev/null; [ $? -eq 2 ] && ok || bad "unknown command exit code"
+"$whatif" run --metric nosuchevent -- true 2>"$tmp/err"; rc=$?
+[ $rc -eq 2 ] && [ "$(wc -l <"$tmp/err")" -eq 1 ] && ok || bad "bad metric: rc $rc: $(cat "$tmp/err")"
+
+echo "$pass passed, $fail failed"
+[ $fail -eq 0 ]
