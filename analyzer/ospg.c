@@ -20,6 +20,21 @@
 #include <stdlib.h>
 #include <string.h>
 
+/* Keys here are ids and pointers (8 or 16 bytes): a multiply-xor mix
+ * hashes them well and far cheaper than uthash's byte-wise default. */
+#define HASH_FUNCTION(keyptr, keylen, hashv)                                \
+    do {                                                                    \
+        const unsigned char *k_ = (const unsigned char *)(keyptr);          \
+        uint64_t h_ = 0x9e3779b97f4a7c15ull, w_;                            \
+        size_t n_ = (size_t)(keylen), i_;                                   \
+        for (i_ = 0; i_ + 8 <= n_; i_ += 8) {                               \
+            memcpy(&w_, k_ + i_, 8);                                        \
+            h_ = (h_ ^ w_) * 0xff51afd7ed558ccdull;                         \
+        }                                                                   \
+        for (; i_ < n_; i_++)                                               \
+            h_ = (h_ ^ k_[i_]) * 0x100000001b3ull;                          \
+        (hashv) = (unsigned)(h_ ^ (h_ >> 29));                              \
+    } while (0)
 #include <uthash.h>
 #include <utlist.h>
 
@@ -31,40 +46,61 @@ typedef struct centry {
 } centry;
 
 /* Chains usually cross a handful of locations, so a flat array with a
- * linear search beats a hash here. */
+ * linear search beats a hash here; the first CMAP_INLINE entries live in
+ * the map itself, so most nodes never allocate one (e == NULL: inline). */
+#define CMAP_INLINE 2
+
 typedef struct cmap {
     uint32_t n, cap;
     centry *e;
+    centry inl[CMAP_INLINE];
 } cmap;
+
+static inline centry *cmap_items(cmap *m)
+{
+    return m->e ? m->e : m->inl;
+}
+
+static inline const centry *cmap_citems(const cmap *m)
+{
+    return m->e ? m->e : m->inl;
+}
 
 static int cmap_add(cmap *m, uint32_t loc, uint64_t val)
 {
     if (val == 0)
         return 0;
+    centry *it = cmap_items(m);
     for (uint32_t i = 0; i < m->n; i++) {
-        if (m->e[i].loc == loc) {
-            m->e[i].val += val;
+        if (it[i].loc == loc) {
+            it[i].val += val;
             return 0;
         }
     }
-    if (m->n == m->cap) {
-        uint32_t cap = m->cap ? m->cap * 2 : 2;
-        centry *e = realloc(m->e, cap * sizeof(*e));
+    uint32_t cap = m->e ? m->cap : CMAP_INLINE;
+    if (m->n == cap) {
+        uint32_t ncap = cap * 2;
+        centry *e = m->e ? realloc(m->e, ncap * sizeof(*e))
+                         : malloc(ncap * sizeof(*e));
         if (!e)
             return OSPG_ERR_NOMEM;
+        if (!m->e)
+            memcpy(e, m->inl, sizeof(m->inl));
         m->e = e;
-        m->cap = cap;
+        m->cap = ncap;
+        it = e;
     }
-    m->e[m->n].loc = loc;
-    m->e[m->n].val = val;
+    it[m->n].loc = loc;
+    it[m->n].val = val;
     m->n++;
     return 0;
 }
 
 static int cmap_merge(cmap *dst, const cmap *src)
 {
+    const centry *it = cmap_citems(src);
     for (uint32_t i = 0; i < src->n; i++)
-        if (cmap_add(dst, src->e[i].loc, src->e[i].val))
+        if (cmap_add(dst, it[i].loc, it[i].val))
             return OSPG_ERR_NOMEM;
     return 0;
 }
@@ -202,6 +238,7 @@ struct ospg_node {
     addr_state *addrs;      /* this node's P-children's dependence state */
     ospg_group *groups;     /* groups this node owns */
     stat_entry *stats;
+    stat_entry *hot;        /* the entry of stats added to last */
 
     chain *ser;   /* [nscen] serial chain; the final chain once finalized */
     chain *best;  /* [nscen] best chain through a P-child */
@@ -225,6 +262,7 @@ struct ospg {
     ospg_node **ready;     /* work list of nodes to finalize or fold */
     size_t nready, capready;
     ospg_node *free_nodes;
+    park_item *free_park;  /* recycled park items, linked through next */
     ospg_node *live_list;
     uint64_t *scratch;     /* [nscen] */
     ospg_release_fn release_fn;
@@ -281,6 +319,23 @@ static int fail(ospg *g, int err)
 }
 
 /* ---- Node life cycle ---- */
+
+static park_item *park_alloc(ospg *g)
+{
+    park_item *it = g->free_park;
+    if (it) {
+        g->free_park = it->next;
+        memset(it, 0, sizeof(*it));
+        return it;
+    }
+    return calloc(1, sizeof(*it));
+}
+
+static void park_free(ospg *g, park_item *it)
+{
+    it->next = g->free_park;
+    g->free_park = it;
+}
 
 static ospg_node *node_alloc(ospg *g)
 {
@@ -466,21 +521,25 @@ static void stats_merge(ospg *g, stat_entry **dst, stat_entry **src)
     }
 }
 
-/* Adds one contribution under key (loc, group). */
-static int stats_add(ospg *g, stat_entry **head, uint32_t loc,
-                     ospg_group *group, uint64_t work, const uint64_t *span)
+/* Adds one contribution under key (loc, group) to n's statistics.  Runs
+ * of siblings share a key, so the entry hit last is tried first. */
+static int stats_add(ospg *g, ospg_node *n, uint32_t loc, ospg_group *group,
+                     uint64_t work, const uint64_t *span)
 {
-    stat_key key;
-    memset(&key, 0, sizeof(key));
-    key.loc = loc;
-    key.group = (uintptr_t)group;
-    stat_entry *e;
-    HASH_FIND(hh, *head, &key, sizeof(key), e);
-    if (!e) {
-        e = stat_new(g, loc, group);
-        if (!e)
-            return fail(g, OSPG_ERR_NOMEM);
-        HASH_ADD(hh, *head, key, sizeof(e->key), e);
+    stat_entry *e = n->hot;
+    if (!e || e->key.loc != loc || e->key.group != (uintptr_t)group) {
+        stat_key key;
+        memset(&key, 0, sizeof(key));
+        key.loc = loc;
+        key.group = (uintptr_t)group;
+        HASH_FIND(hh, n->stats, &key, sizeof(key), e);
+        if (!e) {
+            e = stat_new(g, loc, group);
+            if (!e)
+                return fail(g, OSPG_ERR_NOMEM);
+            HASH_ADD(hh, n->stats, key, sizeof(e->key), e);
+        }
+        n->hot = e;
     }
     /* A fresh entry is all zero, so combining equals setting it. */
     e->work += work;
@@ -500,7 +559,7 @@ static int stats_add(ospg *g, stat_entry **head, uint32_t loc,
 /* A finalized node's own contribution as an instance of its location,
  * added where it folds: usually the parent already holds the key, so this
  * costs no allocation. */
-static int stats_own(ospg *g, ospg_node *n, stat_entry **into)
+static int stats_own(ospg *g, ospg_node *n, ospg_node *into)
 {
     if (n->loc == OSPG_LOC_NONE)
         return 0;
@@ -515,6 +574,7 @@ static int stats_own(ospg *g, ospg_node *n, stat_entry **into)
 static int stats_collapse(ospg *g, ospg_node *n)
 {
     stat_entry *e, *tmp;
+    n->hot = NULL; /* entries are dropped and rekeyed below */
     if (n->loc != OSPG_LOC_NONE) {
         HASH_ITER(hh, n->stats, e, tmp) {
             if (e->key.loc == n->loc) {
@@ -585,7 +645,7 @@ static int apply_w(ospg *g, ospg_node *n, uint64_t work, uint32_t loc,
     /* Even a W-node of its parent's location gets an entry: the parent's
      * location may still change at its end. */
     if (loc != OSPG_LOC_NONE)
-        return stats_add(g, &n->stats, loc, NULL, work, spans);
+        return stats_add(g, n, loc, NULL, work, spans);
     return 0;
 }
 
@@ -600,7 +660,7 @@ static int apply_s(ospg *g, ospg_node *n, ospg_node *c)
             return fail(g, OSPG_ERR_NOMEM);
     }
     stats_merge(g, &n->stats, &c->stats);
-    if (stats_own(g, c, &n->stats))
+    if (stats_own(g, c, n))
         return g->err;
     n->unfolded--;
     node_release(g, c);
@@ -734,7 +794,7 @@ static int drain(ospg *g, ospg_node *n)
             rc = apply_p_begin(g, n, it->node, it->deps, it->ndeps);
             free(it->deps);
         }
-        free(it);
+        park_free(g, it);
         if (rc)
             return rc;
     }
@@ -783,7 +843,7 @@ static int finalize(ospg *g, ospg_node *n)
     }
     if (stats_collapse(g, n))
         return g->err;
-    if (n == g->root && stats_own(g, n, &n->stats))
+    if (n == g->root && stats_own(g, n, n))
         return g->err;
     n->finalized = 1;
     return 0;
@@ -805,7 +865,8 @@ static int fold_p(ospg *g, ospg_node *p)
         if (!wins && !ev)
             continue;
         int shares_prefix = p->lazy_prefix && p->start[s].rank == RANK_PREFIX;
-        chain c = {len, p->idx, {0, 0, NULL}};
+        chain c;
+        memset(&c, 0, sizeof(c));
         chain_move(&c, &p->start[s]);
         c.len = len;
         c.rank = p->idx;
@@ -836,7 +897,7 @@ static int fold_p(ospg *g, ospg_node *p)
     }
     n->work += p->work;
     stats_merge(g, &n->stats, &p->stats);
-    if (stats_own(g, p, &n->stats))
+    if (stats_own(g, p, n))
         return g->err;
     if (ev) {
         ev->done = 1;
@@ -1043,7 +1104,7 @@ ospg_node *ospg_begin(ospg *g, ospg_node *parent, uint64_t idx, ospg_kind kind,
                 goto failed;
         }
     } else {
-        park_item *it = calloc(1, sizeof(*it));
+        park_item *it = park_alloc(g);
         if (!it)
             goto nomem;
         it->idx = idx;
@@ -1053,7 +1114,7 @@ ospg_node *ospg_begin(ospg *g, ospg_node *parent, uint64_t idx, ospg_kind kind,
         if (ndeps) {
             it->deps = malloc(ndeps * sizeof(*deps));
             if (!it->deps) {
-                free(it);
+                park_free(g, it);
                 goto nomem;
             }
             memcpy(it->deps, deps, ndeps * sizeof(*deps));
@@ -1061,7 +1122,7 @@ ospg_node *ospg_begin(ospg *g, ospg_node *parent, uint64_t idx, ospg_kind kind,
         }
         if (park(g, parent, it)) {
             free(it->deps);
-            free(it);
+            park_free(g, it);
             goto failed;
         }
     }
@@ -1090,7 +1151,7 @@ int ospg_work(ospg *g, ospg_node *parent, uint64_t idx, uint64_t work,
         if (apply_w(g, parent, work, loc, region) || drain(g, parent))
             return g->err;
     } else {
-        park_item *it = calloc(1, sizeof(*it));
+        park_item *it = park_alloc(g);
         if (!it)
             return fail(g, OSPG_ERR_NOMEM);
         it->idx = idx;
@@ -1099,7 +1160,7 @@ int ospg_work(ospg *g, ospg_node *parent, uint64_t idx, uint64_t work,
         it->loc = loc;
         it->region = region;
         if (park(g, parent, it)) {
-            free(it);
+            park_free(g, it);
             return g->err;
         }
     }
@@ -1144,7 +1205,7 @@ int ospg_finish(ospg *g, uint64_t root_nchildren, ospg_profile *out)
     size_t n = HASH_COUNT(r->stats);
     for (size_t s = 0; s < g->nscen; s++)
         for (uint32_t i = 0; i < r->ser[s].crit.n; i++) {
-            stat_key k = {0, r->ser[s].crit.e[i].loc, 0};
+            stat_key k = {0, cmap_citems(&r->ser[s].crit)[i].loc, 0};
             HASH_FIND(hh, r->stats, &k, sizeof(k), e);
             if (!e) {
                 e = stat_new(g, k.loc, NULL);
@@ -1178,8 +1239,8 @@ int ospg_finish(ospg *g, uint64_t root_nchildren, ospg_profile *out)
         memcpy(ls->span, e->span, g->nscen * sizeof(uint64_t));
         for (size_t s = 0; s < g->nscen; s++)
             for (uint32_t j = 0; j < r->ser[s].crit.n; j++)
-                if (r->ser[s].crit.e[j].loc == ls->loc)
-                    ls->critical[s] = r->ser[s].crit.e[j].val;
+                if (cmap_citems(&r->ser[s].crit)[j].loc == ls->loc)
+                    ls->critical[s] = cmap_citems(&r->ser[s].crit)[j].val;
         i++;
     }
     out->nlocs = n;
@@ -1215,6 +1276,11 @@ void ospg_free(ospg *g)
         free(n->ser);
         free(n);
         n = next;
+    }
+    while (g->free_park) {
+        park_item *it = g->free_park;
+        g->free_park = it->next;
+        free(it);
     }
     free(g->ready);
     free(g->scratch);

@@ -28,7 +28,7 @@
 
 #include "trace.h"
 
-#define BATCH 4096 /* records per stream per turn */
+#define BATCH 1024 /* records per stream per turn */
 
 enum { MAP_NODE = 1, MAP_GROUP = 2 };
 
@@ -58,6 +58,7 @@ typedef struct replay {
     id_entry *nodes;
     id_entry *groups;
     id_entry *last;     /* the node found last: W records repeat parents */
+    id_entry *spare;    /* released entries, reused (linked through hh.next) */
     int root_ended;
     uint64_t root_nchildren;
     char *err;
@@ -83,7 +84,8 @@ static void on_release(void *arg, void *user)
         HASH_DEL(rp->nodes, e);
     else
         HASH_DEL(rp->groups, e);
-    free(e);
+    e->hh.next = rp->spare;
+    rp->spare = e;
 }
 
 static id_entry *find(id_entry *head, uint64_t id)
@@ -106,13 +108,16 @@ static id_entry *find_node(replay *rp, uint64_t id)
 static int map_add(replay *rp, id_entry **head, uint64_t id, int type,
                    id_entry **out)
 {
-    id_entry *e = calloc(1, sizeof(*e));
-    if (!e)
+    id_entry *e = rp->spare;
+    if (e) {
+        rp->spare = e->hh.next;
+        memset(e, 0, sizeof(*e));
+    } else if (!(e = calloc(1, sizeof(*e)))) {
         return -1;
+    }
     e->id = id;
     e->type = type;
     HASH_ADD(hh, *head, id, sizeof(e->id), e);
-    (void)rp;
     *out = e;
     return 0;
 }
@@ -397,6 +402,11 @@ out:
     }
     HASH_ITER(hh, rp.groups, e, tmp) {
         HASH_DEL(rp.groups, e);
+        free(e);
+    }
+    while (rp.spare) {
+        e = rp.spare;
+        rp.spare = e->hh.next;
         free(e);
     }
     for (size_t i = 0; ss && i < npaths; i++)

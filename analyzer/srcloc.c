@@ -12,6 +12,7 @@
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <sys/types.h>
 #include <string.h>
 #include <unistd.h>
 
@@ -75,6 +76,46 @@ static void quote(char *dst, size_t len, const char *src)
     dst[j] = 0;
 }
 
+#define LOOKBACK 48 /* bytes searched before a call without a line */
+
+/* file:line of the instruction at addr, or of the closest instruction
+ * before it that has a line: optimized code often gives the call into the
+ * runtime line 0.  resolved stays empty when nothing is found. */
+static void lookup(const char *module, uint64_t addr, const char *cwd,
+                   char *resolved, size_t len)
+{
+    char cmd[2 * PATH_MAX + 128], q[2 * PATH_MAX];
+    char tmp[] = "/tmp/whatif-addr-XXXXXX";
+    int fd = mkstemp(tmp);
+    if (fd < 0)
+        return;
+    FILE *f = fdopen(fd, "w");
+    if (!f) {
+        close(fd);
+        unlink(tmp);
+        return;
+    }
+    for (uint64_t k = 0; k < LOOKBACK && k <= addr; k++)
+        fprintf(f, "0x%" PRIx64 "\n", addr - k);
+    fclose(f);
+    quote(q, sizeof(q), module);
+    snprintf(cmd, sizeof(cmd), "addr2line -e %s < %s 2>/dev/null", q, tmp);
+    FILE *p = popen(cmd, "r");
+    if (p) {
+        char line[PATH_MAX + 64];
+        while (!resolved[0] && fgets(line, sizeof(line), p)) {
+            line[strcspn(line, " \n")] = 0;
+            char *colon = strrchr(line, ':');
+            if (line[0] == '?' || !colon || !strcmp(colon, ":0") ||
+                !strcmp(colon, ":?"))
+                continue;
+            snprintf(resolved, len, "%s", shorten(line, cwd));
+        }
+        pclose(p);
+    }
+    unlink(tmp);
+}
+
 int srcloc_resolve(const loctab *in, loctab **out, size_t *unresolved,
                    char *warn, size_t warnlen)
 {
@@ -95,26 +136,9 @@ int srcloc_resolve(const loctab *in, loctab **out, size_t *unresolved,
         if (e->id != 0 && plus && !strncmp(plus, "+0x", 3) &&
             sscanf(plus + 1, "%" SCNx64, &off) == 1) {
             *plus = 0;
-            char resolved[PATH_MAX + 32] = "";
-            if (module_base(where, &base) == 0) {
-                char cmd[2 * PATH_MAX + 128], q[2 * PATH_MAX];
-                quote(q, sizeof(q), where);
-                snprintf(cmd, sizeof(cmd),
-                         "addr2line -e %s 0x%" PRIx64 " 2>/dev/null", q,
-                         base + off);
-                FILE *p = popen(cmd, "r");
-                if (p) {
-                    char line[PATH_MAX + 64];
-                    if (fgets(line, sizeof(line), p)) {
-                        line[strcspn(line, " \n")] = 0;
-                        if (line[0] != '?' && strchr(line, ':') &&
-                            strcmp(strrchr(line, ':'), ":0"))
-                            snprintf(resolved, sizeof(resolved), "%s",
-                                     shorten(line, cwd));
-                    }
-                    pclose(p);
-                }
-            }
+            char resolved[PATH_MAX + 128] = "";
+            if (module_base(where, &base) == 0)
+                lookup(where, base + off, cwd, resolved, sizeof(resolved));
             if (resolved[0]) {
                 if (loctab_set(lt, e->id, e->directive, resolved))
                     goto fail;
@@ -127,7 +151,7 @@ int srcloc_resolve(const loctab *in, loctab **out, size_t *unresolved,
                          "binary+offset (build with -g)", where);
             /* Name it by its binary, not its full path. */
             const char *base_name = strrchr(where, '/');
-            char shortname[PATH_MAX + 64];
+            char shortname[PATH_MAX + 128];
             snprintf(shortname, sizeof(shortname), "%s+0x%" PRIx64,
                      base_name ? base_name + 1 : where, off);
             if (loctab_set(lt, e->id, e->directive, shortname))

@@ -948,7 +948,19 @@ static uint64_t here(const trace_reader *r)
     return r->pay_off + r->pos;
 }
 
-static int get_u(trace_reader *r, uint64_t *v)
+static int get_u_slow(trace_reader *r, uint64_t *v);
+
+/* Most fields fit one byte: decode those without the general loop. */
+static inline int get_u(trace_reader *r, uint64_t *v)
+{
+    if (r->pos < r->pay_len && r->pay[r->pos] < 0x80) {
+        *v = r->pay[r->pos++];
+        return 0;
+    }
+    return get_u_slow(r, v);
+}
+
+static int get_u_slow(trace_reader *r, uint64_t *v)
 {
     int k = varint_get(r->pay + r->pos, r->pay_len - r->pos, v);
     if (k > 0) {
@@ -1057,7 +1069,13 @@ static int get_deps(trace_reader *r, trace_rec *rec)
 
 static int decode(trace_reader *r, trace_rec *rec)
 {
-    memset(rec, 0, sizeof *rec);
+    /* Only the fields a record type uses are set; zero the cheap rest. */
+    rec->id = rec->parent = rec->idx = rec->kind = rec->group = 0;
+    rec->owner = rec->work = rec->nchildren = 0;
+    rec->region = 0;
+    rec->ndeps = 0;
+    rec->deps = NULL;
+    rec->str1 = rec->str2 = NULL;
     uint64_t at = here(r);
     uint8_t t = r->pay[r->pos++];
     rec->type = t;

@@ -91,7 +91,7 @@ static void random_order(const gg_graph *g, gg_rng *rng, order *out)
 static int write_trace(const gg_graph *g, const order *o, unsigned nstreams,
                        gg_rng *rng, char paths[][256], const char *dir)
 {
-    trace_writer *w[NSTREAMS_MAX];
+    trace_writer *w[NSTREAMS_MAX] = {0};
     for (unsigned s = 0; s < nstreams; s++) {
         snprintf(paths[s], 256, "%s/thread-%u.wit", dir, s);
         /* Small blocks: many block boundaries, as long traces have. */
