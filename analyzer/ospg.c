@@ -239,6 +239,12 @@ struct ospg_node {
     ospg_group *groups;     /* groups this node owns */
     stat_entry *stats;
     stat_entry *hot;        /* the entry of stats added to last */
+    /* W-children of the node's own location: the outermost-instance rule
+     * drops them unless the node's location changes at its end, so they
+     * are only summed here (skip_loc, count, work, span per scenario). */
+    uint32_t skip_loc;
+    uint64_t skip_n, skip_work;
+    uint64_t *skip_span;
 
     chain *ser;   /* [nscen] serial chain; the final chain once finalized */
     chain *best;  /* [nscen] best chain through a P-child */
@@ -320,6 +326,12 @@ static int fail(ospg *g, int err)
 
 /* ---- Node life cycle ---- */
 
+/* One block per node: ser, best and start chains, then skip_span. */
+static size_t chains_size(const ospg *g)
+{
+    return 3 * g->nscen * sizeof(chain) + g->nscen * sizeof(uint64_t);
+}
+
 static park_item *park_alloc(ospg *g)
 {
     park_item *it = g->free_park;
@@ -346,7 +358,7 @@ static ospg_node *node_alloc(ospg *g)
         chains = n->ser;
     } else {
         n = malloc(sizeof(*n));
-        chains = calloc(3 * g->nscen, sizeof(chain));
+        chains = calloc(1, chains_size(g));
         if (!n || !chains) {
             free(n);
             free(chains);
@@ -354,10 +366,11 @@ static ospg_node *node_alloc(ospg *g)
         }
     }
     memset(n, 0, sizeof(*n));
-    memset(chains, 0, 3 * g->nscen * sizeof(chain));
+    memset(chains, 0, chains_size(g));
     n->ser = chains;
     n->best = chains + g->nscen;
     n->start = chains + 2 * g->nscen;
+    n->skip_span = (uint64_t *)(chains + 3 * g->nscen);
     for (size_t s = 0; s < g->nscen; s++) {
         n->ser[s].rank = RANK_PREFIX;
         n->best[s].rank = RANK_NONE;
@@ -574,6 +587,12 @@ static int stats_own(ospg *g, ospg_node *n, ospg_node *into)
 static int stats_collapse(ospg *g, ospg_node *n)
 {
     stat_entry *e, *tmp;
+    if (n->skip_n && n->skip_loc != n->loc) {
+        /* The location changed at the end: the skipped W-nodes count. */
+        if (stats_add(g, n, n->skip_loc, NULL, n->skip_work, n->skip_span))
+            return g->err;
+        n->hot->instances += n->skip_n - 1;
+    }
     n->hot = NULL; /* entries are dropped and rekeyed below */
     if (n->loc != OSPG_LOC_NONE) {
         HASH_ITER(hh, n->stats, e, tmp) {
@@ -642,11 +661,17 @@ static int apply_w(ospg *g, ospg_node *n, uint64_t work, uint32_t loc,
         if (cmap_add(&n->ser[s].crit, loc, ws))
             return fail(g, OSPG_ERR_NOMEM);
     }
-    /* Even a W-node of its parent's location gets an entry: the parent's
-     * location may still change at its end. */
-    if (loc != OSPG_LOC_NONE)
-        return stats_add(g, n, loc, NULL, work, spans);
-    return 0;
+    if (loc == OSPG_LOC_NONE)
+        return 0;
+    if (loc == n->loc && (n->skip_n == 0 || n->skip_loc == loc)) {
+        n->skip_loc = loc;
+        n->skip_n++;
+        n->skip_work += work;
+        for (size_t s = 0; s < g->nscen; s++)
+            n->skip_span[s] += spans[s];
+        return 0;
+    }
+    return stats_add(g, n, loc, NULL, work, spans);
 }
 
 static int apply_s(ospg *g, ospg_node *n, ospg_node *c)

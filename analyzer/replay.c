@@ -58,6 +58,7 @@ typedef struct replay {
     id_entry *nodes;
     id_entry *groups;
     id_entry *last;     /* the node found last: W records repeat parents */
+    id_entry *last_group; /* likewise for the chunks of one loop */
     id_entry *spare;    /* released entries, reused (linked through hh.next) */
     int root_ended;
     uint64_t root_nchildren;
@@ -80,6 +81,8 @@ static void on_release(void *arg, void *user)
     id_entry *e = user;
     if (rp->last == e)
         rp->last = NULL;
+    if (rp->last_group == e)
+        rp->last_group = NULL;
     if (e->type == MAP_NODE)
         HASH_DEL(rp->nodes, e);
     else
@@ -149,8 +152,11 @@ static int core_error(replay *rp, stream *s, int rc)
 static int member_group(replay *rp, stream *s, id_entry **out)
 {
     const trace_rec *r = &s->rec;
-    id_entry *e = find(rp->groups, r->group);
+    id_entry *e = rp->last_group && rp->last_group->id == r->group
+                      ? rp->last_group
+                      : find(rp->groups, r->group);
     if (e) {
+        rp->last_group = e;
         if (e->owner != r->owner) {
             set_err(rp, "%s: byte %llu: group %llu has owner %llu, this "
                     "member names owner %llu", s->name,

@@ -1,0 +1,53 @@
+/* metric_cost.c - cost of one read of each work metric on this machine.
+ *
+ *   metric_cost [READS]     prints ns per counter_read() for every metric
+ *                           that can be opened here (median of 7 runs)
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <time.h>
+
+#include "counter.h"
+
+static double now_ns(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return ts.tv_sec * 1e9 + ts.tv_nsec;
+}
+
+static int cmp(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+int main(int argc, char **argv)
+{
+    long reads = argc > 1 ? atol(argv[1]) : 200000;
+    const char *names[] = {"monotonic", "cputime", "instructions", "cycles"};
+    printf("| metric | ns per read | note |\n|---|---:|---|\n");
+    for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++) {
+        counter_metric m;
+        counter_thread ct;
+        char err[256];
+        if (counter_choose(names[i], &m, err, sizeof(err)) ||
+            counter_thread_open(&m, &ct)) {
+            printf("| %s | - | %s |\n", names[i], err);
+            continue;
+        }
+        double runs[7];
+        volatile uint64_t sink = 0;
+        for (int r = 0; r < 7; r++) {
+            double t0 = now_ns();
+            for (long k = 0; k < reads; k++)
+                sink += counter_read(&m, &ct);
+            runs[r] = (now_ns() - t0) / (double)reads;
+        }
+        qsort(runs, 7, sizeof(runs[0]), cmp);
+        printf("| %s | %.1f | %s |\n", names[i], runs[3],
+               ct.page ? "rdpmc" : (ct.fd >= 0 ? "read(2)" : "clock_gettime"));
+        counter_thread_close(&ct);
+    }
+    return 0;
+}
