@@ -151,6 +151,14 @@ void stream_meta(stream_thread *st, const char *key, const char *value)
         trace_write_meta(st->w, key, value);
 }
 
+uint32_t stream_count(void)
+{
+    pthread_mutex_lock(&lock);
+    uint32_t n = next_stream;
+    pthread_mutex_unlock(&lock);
+    return n;
+}
+
 uint64_t stream_flush_all(void)
 {
     uint64_t dropped = 0;

@@ -53,6 +53,9 @@ uint32_t stream_loc(stream_thread *st, const void *code, int kind);
 /* Writes key=value into the calling thread's stream. */
 void stream_meta(stream_thread *st, const char *key, const char *value);
 
+/* Number of streams (profiled threads) opened so far. */
+uint32_t stream_count(void);
+
 /* Flushes every stream (from finalize or atexit); returns the number of
  * records dropped on I/O errors. */
 uint64_t stream_flush_all(void);

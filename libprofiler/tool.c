@@ -93,6 +93,7 @@ static atomic_uint_fast64_t region_uid;
 static tctx initial_ctx;
 static int finalized;
 static char cmdline[4096];
+static char runtime_name[256];
 static uint64_t cpu_before_tool; /* initial thread's CPU ns at tool start */
 
 /* ---- Fragments ---- */
@@ -711,6 +712,9 @@ static void finish(void)
     finalized = 1;
     if (ts && ts->ctx == &initial_ctx) {
         frag_close(ts);
+        char n[32];
+        snprintf(n, sizeof(n), "%u", stream_count());
+        stream_meta(&ts->st, "threads", n);
         end_scope(ts, &initial_ctx, OSPG_LOC_NONE);
         if (ts->ok)
             trace_write_end(ts->st.w, TRACE_ROOT_ID, initial_ctx.node.nkids,
@@ -796,7 +800,7 @@ static void write_meta(void)
     stream_meta(&ts->st, "command", cmdline);
     stream_meta(&ts->st, "date", buf);
     stream_meta(&ts->st, "tool_version", WHATIF_VERSION);
-    stream_meta(&ts->st, "runtime", "LLVM libomp (OMPT 5.x)");
+    stream_meta(&ts->st, "runtime", runtime_name);
 }
 
 static ompt_start_tool_result_t result = {on_initialize, on_finalize, {0}};
@@ -807,8 +811,9 @@ __attribute__((visibility("default"))) ompt_start_tool_result_t *
 ompt_start_tool(unsigned int omp_version,
                                           const char *runtime_version)
 {
-    (void)omp_version;
-    (void)runtime_version;
+    snprintf(runtime_name, sizeof(runtime_name), "%s (OpenMP %u)",
+             runtime_version ? runtime_version : "unknown runtime",
+             omp_version);
     struct timespec ts0;
     clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts0);
     cpu_before_tool = (uint64_t)ts0.tv_sec * 1000000000u +
