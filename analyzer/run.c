@@ -23,9 +23,30 @@
 
 static void usage(FILE *f)
 {
-    fprintf(f, "usage: whatif run [-o DIR] [--mode offline] [--metric M] "
-               "[--no-analyze] -- PROGRAM [ARGS...]\n"
+    fprintf(f, "usage: whatif run [-o DIR] [--mode online|offline|both] "
+               "[--metric M] [--no-analyze] [-q] -- PROGRAM [ARGS...]\n"
                "  metrics: %s\n", counter_names());
+}
+
+/* Prints the head of a profile.csv written by the profiled program.
+ * Returns 0, or 1 when there is none (the program did not finish its
+ * OpenMP runtime, or the profiler said why on stderr). */
+static int show_profile_csv(const char *path, int quiet)
+{
+    FILE *f = fopen(path, "r");
+    if (!f) {
+        fprintf(stderr, "whatif run: no profile at %s: the program ended "
+                        "before the OpenMP runtime shut down, or never used "
+                        "OpenMP\n", path);
+        return 1;
+    }
+    char line[4096];
+    for (int i = 0; !quiet && i < 14 && fgets(line, sizeof(line), f); i++)
+        fputs(line, stdout);
+    if (!quiet)
+        printf("(profile: %s)\n", path);
+    fclose(f);
+    return 0;
 }
 
 /* The shared tool next to this executable: BIN/../lib/libwhatif.so. */
@@ -55,18 +76,20 @@ int cmd_run(int argc, char **argv)
         {"help", no_argument, NULL, 'h'},
         {NULL, 0, NULL, 0},
     };
-    const char *out = "whatif-out", *metric_name = NULL;
+    const char *out = "whatif-out", *metric_name = NULL, *mode = "online";
     int analyze = 1, quiet = 0, c;
     optind = 1;
     while ((c = getopt_long(argc, argv, "+o:qh", opts, NULL)) != -1) {
         switch (c) {
         case 'o': out = optarg; break;
         case 'm':
-            if (strcmp(optarg, "offline")) {
-                fprintf(stderr, "whatif run: --mode %s: only 'offline' is "
-                                "supported in this version\n", optarg);
+            if (strcmp(optarg, "online") && strcmp(optarg, "offline") &&
+                strcmp(optarg, "both")) {
+                fprintf(stderr, "whatif run: --mode %s: use online, offline "
+                                "or both\n", optarg);
                 return 2;
             }
+            mode = optarg;
             break;
         case 'M': metric_name = optarg; break;
         case 'n': analyze = 0; break;
@@ -109,7 +132,7 @@ int cmd_run(int argc, char **argv)
         setenv("OMP_TOOL_LIBRARIES", tool, 1);
         setenv("OMP_TOOL", "enabled", 1);
         setenv("WHATIF_OUT", out, 1);
-        setenv("WHATIF_MODE", "offline", 1);
+        setenv("WHATIF_MODE", mode, 1);
         if (metric_name)
             setenv("WHATIF_METRIC", metric_name, 1);
         else
@@ -133,8 +156,14 @@ int cmd_run(int argc, char **argv)
                 argv[optind], WTERMSIG(wst));
     if (prog_status == 127 && WIFEXITED(wst))
         return prog_status;
-    if (!analyze)
-        return prog_status;
-    int st = analyze_trace(trace_dir, out, quiet);
+    int st = 0;
+    if (!strcmp(mode, "online")) {
+        /* The program wrote its own profile; show it. */
+        char csv[PATH_MAX + 32];
+        snprintf(csv, sizeof(csv), "%s/profile.csv", out);
+        st = show_profile_csv(csv, quiet);
+    } else if (analyze) {
+        st = analyze_trace(trace_dir, out, quiet);
+    }
     return prog_status ? prog_status : st;
 }

@@ -36,10 +36,20 @@ static loc_entry *locs;
 static uint32_t next_loc = 1;
 static uint32_t next_stream;
 static trace_writer **writers;
+static int write_files;          /* offline: one trace file per thread */
+static void (*loc_hook)(uint32_t, const char *, const char *);
+
+void stream_set_loc_hook(void (*fn)(uint32_t, const char *, const char *))
+{
+    loc_hook = fn;
+}
 static size_t nwriters, capwriters;
 
 int stream_setup(const char *dir, char *err, size_t errlen)
 {
+    if (!dir)
+        return 0;
+    write_files = 1;
     if (snprintf(out_dir, sizeof(out_dir), "%s", dir) >= (int)sizeof(out_dir)) {
         snprintf(err, errlen, "WHATIF_OUT is too long");
         return -1;
@@ -74,6 +84,8 @@ int stream_thread_open(stream_thread *st)
     pthread_mutex_lock(&lock);
     st->index = next_stream++;
     pthread_mutex_unlock(&lock);
+    if (!write_files)
+        return 0;
     char path[8192];
     snprintf(path, sizeof(path), "%s/thread-%04u.wit", out_dir, st->index);
     st->w = trace_writer_open(path, st->index, 0);
@@ -136,6 +148,8 @@ uint32_t stream_loc(stream_thread *st, const void *code, int kind)
          * of the id by this thread. */
         if (st->w)
             trace_write_loc(st->w, e->id, dir_names[kind], where);
+        if (loc_hook)
+            loc_hook(e->id, dir_names[kind], where);
     }
     uint32_t id = e->id;
     pthread_mutex_unlock(&lock);

@@ -27,8 +27,9 @@ typedef struct stream_thread {
     } cache[STREAM_LOC_CACHE];
 } stream_thread;
 
-/* Starts the output in dir (created if missing; old streams removed).
- * Returns 0 or -1 with a message in err. */
+/* Starts the output in dir (created if missing; old streams removed), or
+ * without files when dir is NULL (ids and locations only).  Returns 0 or
+ * -1 with a message in err. */
 int stream_setup(const char *dir, char *err, size_t errlen);
 
 /* Opens the calling thread's stream; 0 or -1 (the thread then records
@@ -49,6 +50,9 @@ enum {
 
 /* The location id of the directive at return address code. */
 uint32_t stream_loc(stream_thread *st, const void *code, int kind);
+
+/* Also tells fn about every new location (the on-the-fly profile). */
+void stream_set_loc_hook(void (*fn)(uint32_t, const char *, const char *));
 
 /* Writes key=value into the calling thread's stream. */
 void stream_meta(stream_thread *st, const char *key, const char *value);

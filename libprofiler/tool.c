@@ -26,13 +26,15 @@
 #include <unistd.h>
 
 #include "counter.h"
+#include "online.h"
 #include "stream.h"
 
 #define LOC_STACK 32
 #define DEP_BUF 64
 
 typedef struct cnode {
-    uint64_t id;
+    uint64_t id;             /* in the trace */
+    ospg_node *on;           /* in the on-the-fly builder */
     uint64_t nkids;
 } cnode;
 
@@ -67,12 +69,14 @@ typedef struct tctx {
     uint64_t ws_seq;
     int loop_static;         /* current loop: one chunk per thread */
     int in_loop;
-    uint64_t loop_group, loop_owner;
+    uint64_t loop_group;
+    cnode loop_owner;
     uint32_t loop_loc;
     uint32_t taskloop_loc;
     /* explicit tasks whose begin record waits for their depend items */
     int begin_pending;
-    uint64_t pend_parent, pend_idx;
+    cnode pend_parent;
+    uint64_t pend_idx;
     ospg_kind pend_kind;
 } tctx;
 
@@ -87,6 +91,8 @@ typedef struct tstate {
 } tstate;
 
 static __thread tstate *self;
+static int mode_offline, mode_online;
+static char out_dir[4096];
 static counter_metric metric;
 static int active;
 static atomic_uint_fast64_t region_uid;
@@ -127,11 +133,15 @@ static void frag_close(tstate *ts)
     uint64_t now = counter_read(&metric, &ts->ct);
     ts->in_frag = 0;
     tctx *c = ts->ctx;
-    if (!c || !ts->ok || now <= ts->frag_start)
+    if (!c || (mode_offline && !ts->ok) || now <= ts->frag_start)
         return;
     cnode *p = cur(c);
-    trace_write_work(ts->st.w, p->id, p->nkids++, now - ts->frag_start,
-                     cur_loc(c), 0);
+    uint64_t idx = p->nkids++;
+    if (mode_offline)
+        trace_write_work(ts->st.w, p->id, idx, now - ts->frag_start,
+                         cur_loc(c), 0);
+    if (mode_online)
+        online_work(p->on, idx, now - ts->frag_start, cur_loc(c));
 }
 
 static void push_loc(tctx *c, uint32_t loc)
@@ -149,21 +159,36 @@ static void pop_loc(tctx *c)
 
 /* ---- Node records ---- */
 
-static void begin_node(tstate *ts, cnode *n, cnode *parent, uint64_t idx,
-                       ospg_kind kind, uint32_t loc, uint64_t group,
-                       uint64_t owner)
+/* Records a node's begin in the trace and/or the on-the-fly builder.
+ * owner is the group's owner (NULL without a group); n->id must be set. */
+static void record_begin(tstate *ts, cnode *n, const cnode *parent,
+                         uint64_t idx, ospg_kind kind, uint32_t loc,
+                         uint64_t group, const cnode *owner,
+                         const ospg_dep *deps, size_t ndeps)
+{
+    if (mode_offline && ts->ok)
+        trace_write_begin(ts->st.w, n->id, parent->id, idx, kind, loc, group,
+                          owner ? owner->id : 0, deps, ndeps);
+    if (mode_online)
+        n->on = online_begin(parent->on, idx, kind, loc, group,
+                             owner ? owner->on : NULL, deps, ndeps);
+}
+
+static void begin_node(tstate *ts, cnode *n, const cnode *parent,
+                       uint64_t idx, ospg_kind kind, uint32_t loc,
+                       uint64_t group, const cnode *owner)
 {
     n->id = stream_new_id(&ts->st);
     n->nkids = 0;
-    if (ts->ok)
-        trace_write_begin(ts->st.w, n->id, parent->id, idx, kind, loc, group,
-                          owner, NULL, 0);
+    record_begin(ts, n, parent, idx, kind, loc, group, owner, NULL, 0);
 }
 
 static void end_node(tstate *ts, cnode *n, uint32_t loc)
 {
-    if (ts->ok)
+    if (mode_offline && ts->ok)
         trace_write_end(ts->st.w, n->id, n->nkids, loc);
+    if (mode_online)
+        online_end(n->on, n->nkids, loc);
 }
 
 static void end_scope(tstate *ts, tctx *c, uint32_t loc)
@@ -188,7 +213,7 @@ static void begin_chunk(tstate *ts, tctx *c)
 {
     end_chunk(ts, c);
     begin_node(ts, &c->chunk, &c->node, c->node.nkids++, OSPG_P, c->loop_loc,
-               c->loop_group, c->loop_owner);
+               c->loop_group, &c->loop_owner);
     c->in_chunk = 1;
     /* Only code inside a chunk is the loop's; scheduling between chunks
      * stays with the enclosing construct. */
@@ -204,8 +229,6 @@ static void flush_pending(tstate *ts, const ompt_dependence_t *deps,
         return;
     ts->pending = NULL;
     t->begin_pending = 0;
-    if (!ts->ok)
-        return;
     ospg_dep buf[DEP_BUF];
     ospg_dep *d = buf;
     size_t n = 0;
@@ -227,9 +250,8 @@ static void flush_pending(tstate *ts, const ompt_dependence_t *deps,
         d[n].type = type;
         n++;
     }
-    trace_write_begin(ts->st.w, t->node.id, t->pend_parent, t->pend_idx,
-                      t->pend_kind, t->base_loc, 0, 0, d ? d : buf,
-                      d ? n : 0);
+    record_begin(ts, &t->node, &t->pend_parent, t->pend_idx, t->pend_kind,
+                 t->base_loc, 0, NULL, d ? d : buf, d ? n : 0);
     if (d != buf)
         free(d);
 }
@@ -289,9 +311,9 @@ static void on_parallel_begin(ompt_data_t *enc_data, const ompt_frame_t *frame,
     r->team = requested;
     r->parent = c;
     cnode *p = cur(c);
-    begin_node(ts, &r->par, p, p->nkids++, OSPG_S, r->loc, 0, 0);
+    begin_node(ts, &r->par, p, p->nkids++, OSPG_S, r->loc, 0, NULL);
     begin_node(ts, &r->phase, &r->par, r->par.nkids++, OSPG_S, OSPG_LOC_NONE,
-               0, 0);
+               0, NULL);
     c->waiting = 1;
     parallel_data->ptr = r;
 }
@@ -341,6 +363,8 @@ static void on_implicit_task(ompt_scope_endpoint_t endpoint,
         if (endpoint == ompt_scope_begin) {
             initial_ctx.kind = CTX_INITIAL;
             initial_ctx.node.id = TRACE_ROOT_ID;
+            if (mode_online)
+                initial_ctx.node.on = online_root();
             initial_ctx.base_loc = OSPG_LOC_PROGRAM;
             task_data->ptr = &initial_ctx;
             ts->ctx = &initial_ctx;
@@ -370,7 +394,8 @@ static void on_implicit_task(ompt_scope_endpoint_t endpoint,
         c->phase_no = r->phase_no;
         cnode phase = r->phase;
         pthread_mutex_unlock(&r->lock);
-        begin_node(ts, &c->node, &phase, index, OSPG_P, OSPG_LOC_NONE, 0, 0);
+        begin_node(ts, &c->node, &phase, index, OSPG_P, OSPG_LOC_NONE, 0,
+                   NULL);
         c->share_open = 1;
         task_data->ptr = c;
         ts->ctx = c;
@@ -408,13 +433,14 @@ static void barrier_leave(tstate *ts, tctx *c)
         r->phase.nkids = r->team;
         end_node(ts, &r->phase, OSPG_LOC_NONE);
         begin_node(ts, &r->phase, &r->par, r->par.nkids++, OSPG_S,
-                   OSPG_LOC_NONE, 0, 0);
+                   OSPG_LOC_NONE, 0, NULL);
         r->phase_no++;
     }
     c->phase_no = r->phase_no;
     cnode phase = r->phase;
     pthread_mutex_unlock(&r->lock);
-    begin_node(ts, &c->node, &phase, c->index, OSPG_P, OSPG_LOC_NONE, 0, 0);
+    begin_node(ts, &c->node, &phase, c->index, OSPG_P, OSPG_LOC_NONE, 0,
+               NULL);
     c->share_open = 1;
 }
 
@@ -522,7 +548,7 @@ static void loop_begin(tstate *ts, tctx *c, const void *code, int dir,
     c->ws_seq++;
     uint64_t uid = c->region ? c->region->uid : 0;
     c->loop_group = (uid << 24) | (c->ws_seq & 0xffffff);
-    c->loop_owner = c->region ? c->region->phase.id : c->node.id;
+    c->loop_owner = c->region ? c->region->phase : c->node;
     c->loop_loc = stream_loc(&ts->st, code, dir);
     c->loop_static = one_chunk;
     c->in_loop = 1;
@@ -653,13 +679,13 @@ static void on_task_create(ompt_data_t *enc_data, const ompt_frame_t *frame,
         if (!c->has_scope) {
             cnode *p = ins(c);
             begin_node(ts, &c->scope, p, p->nkids++, OSPG_S, OSPG_LOC_NONE,
-                       0, 0);
+                       0, NULL);
             c->has_scope = 1;
         }
         parent = &c->scope;
     }
     t->node.id = stream_new_id(&ts->st);
-    t->pend_parent = parent->id;
+    t->pend_parent = *parent;
     t->pend_idx = parent->nkids++;
     t->begin_pending = 1;
     ts->pending = t;
@@ -715,10 +741,21 @@ static void finish(void)
         char n[32];
         snprintf(n, sizeof(n), "%u", stream_count());
         stream_meta(&ts->st, "threads", n);
+        if (mode_online)
+            online_meta("threads", n);
         end_scope(ts, &initial_ctx, OSPG_LOC_NONE);
-        if (ts->ok)
+        if (mode_offline && ts->ok)
             trace_write_end(ts->st.w, TRACE_ROOT_ID, initial_ctx.node.nkids,
                             OSPG_LOC_NONE);
+        if (mode_online) {
+            char dir[4200], err[1024];
+            snprintf(dir, sizeof(dir), "%s%s", out_dir,
+                     mode_offline ? "/online" : "");
+            if (online_finish(initial_ctx.node.nkids, dir, err, sizeof(err)))
+                fprintf(stderr, "whatif: no on-the-fly profile: %s\n", err);
+            else if (err[0])
+                fprintf(stderr, "whatif: %s\n", err);
+        }
     }
     stream_flush_all();
 }
@@ -793,14 +830,22 @@ static void write_meta(void)
     struct tm tm;
     gmtime_r(&now, &tm);
     strftime(buf, sizeof(buf), "%Y-%m-%dT%H:%M:%SZ", &tm);
-    stream_meta(&ts->st, "metric", metric.name);
-    stream_meta(&ts->st, "metric_unit", metric.unit);
-    stream_meta(&ts->st, "metric_reason", metric.reason);
-    stream_meta(&ts->st, "mode", "offline");
-    stream_meta(&ts->st, "command", cmdline);
-    stream_meta(&ts->st, "date", buf);
-    stream_meta(&ts->st, "tool_version", WHATIF_VERSION);
-    stream_meta(&ts->st, "runtime", runtime_name);
+    const char *pairs[][2] = {
+        {"metric", metric.name},
+        {"metric_unit", metric.unit},
+        {"metric_reason", metric.reason},
+        {"mode", mode_online ? (mode_offline ? "both" : "online")
+                             : "offline"},
+        {"command", cmdline},
+        {"date", buf},
+        {"tool_version", WHATIF_VERSION},
+        {"runtime", runtime_name},
+    };
+    for (size_t i = 0; i < sizeof(pairs) / sizeof(pairs[0]); i++) {
+        stream_meta(&ts->st, pairs[i][0], pairs[i][1]);
+        if (mode_online)
+            online_meta(pairs[i][0], pairs[i][1]);
+    }
 }
 
 static ompt_start_tool_result_t result = {on_initialize, on_finalize, {0}};
@@ -820,10 +865,16 @@ ompt_start_tool(unsigned int omp_version,
                       (uint64_t)ts0.tv_nsec;
     char err[512] = "";
     const char *mode = getenv("WHATIF_MODE");
-    if (mode && *mode && strcmp(mode, "offline")) {
+    if (!mode || !*mode || !strcmp(mode, "online")) {
+        mode_online = 1;
+    } else if (!strcmp(mode, "offline")) {
+        mode_offline = 1;
+    } else if (!strcmp(mode, "both")) {
+        mode_online = mode_offline = 1;
+    } else {
         fprintf(stderr,
-                "whatif: WHATIF_MODE=%s: only 'offline' is supported in this "
-                "version; profiling disabled\n", mode);
+                "whatif: WHATIF_MODE=%s: use online, offline or both; "
+                "profiling disabled\n", mode);
         return NULL;
     }
     if (counter_choose(getenv("WHATIF_METRIC"), &metric, err, sizeof(err))) {
@@ -834,15 +885,22 @@ ompt_start_tool(unsigned int omp_version,
     const char *out = getenv("WHATIF_OUT");
     if (!out || !*out)
         out = "whatif-out";
-    char dir[4096];
+    snprintf(out_dir, sizeof(out_dir), "%s", out);
+    char dir[4200];
     snprintf(dir, sizeof(dir), "%s/trace", out);
     if ((mkdir(out, 0777) && errno != EEXIST) ||
-        stream_setup(dir, err, sizeof(err))) {
+        stream_setup(mode_offline ? dir : NULL, err, sizeof(err))) {
         if (errno && !err[0])
             snprintf(err, sizeof(err), "%s: %s", out, strerror(errno));
         fprintf(stderr, "whatif: WHATIF_OUT: %s; profiling disabled\n", err);
         return NULL;
     }
+    if (mode_online && online_setup()) {
+        fprintf(stderr, "whatif: out of memory; profiling disabled\n");
+        return NULL;
+    }
+    if (mode_online)
+        stream_set_loc_hook(online_loc);
     read_cmdline();
     return &result;
 }

@@ -1,0 +1,197 @@
+/* online.c - feeds the analysis core from the profiler's callbacks. */
+#include "online.h"
+
+#include <errno.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include <uthash.h>
+
+#include "loctab.h"
+#include "report.h"
+#include "srcloc.h"
+
+typedef struct group_entry {
+    uint64_t id;
+    ospg_group *group;
+    UT_hash_handle hh;
+} group_entry;
+
+static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
+static ospg *graph;
+static loctab *locs;
+static report_meta *meta;
+static group_entry *groups;
+static int failed;            /* the first core error, sticky */
+static char fail_what[128];
+
+/* The core frees a group with its owner: forget its id then. */
+static void on_release(void *arg, void *user)
+{
+    (void)arg;
+    group_entry *e = user;
+    HASH_DEL(groups, e);
+    free(e);
+}
+
+int online_setup(void)
+{
+    graph = ospg_new(1, NULL);
+    locs = loctab_new();
+    meta = report_meta_new();
+    if (!graph || !locs || !meta)
+        return -1;
+    ospg_set_release_hook(graph, on_release, NULL);
+    return 0;
+}
+
+ospg_node *online_root(void)
+{
+    return ospg_root(graph);
+}
+
+/* Remembers the first failure; called with the lock held. */
+static void note_failure(const char *what, int rc)
+{
+    if (failed)
+        return;
+    failed = rc ? rc : OSPG_ERR_STATE;
+    snprintf(fail_what, sizeof(fail_what), "%s: %s", what,
+             ospg_strerror(failed));
+}
+
+ospg_node *online_begin(ospg_node *parent, uint64_t idx, ospg_kind kind,
+                        uint32_t loc, uint64_t group, ospg_node *owner,
+                        const ospg_dep *deps, size_t ndeps)
+{
+    ospg_node *n = NULL;
+    pthread_mutex_lock(&lock);
+    if (failed || !parent)
+        goto out;
+    ospg_group *gr = NULL;
+    if (group) {
+        group_entry *e;
+        HASH_FIND(hh, groups, &group, sizeof(group), e);
+        if (!e) {
+            e = calloc(1, sizeof(*e));
+            if (!e || !(e->group = ospg_group_new(graph, owner, loc))) {
+                free(e);
+                note_failure("worksharing group", ospg_error(graph));
+                goto out;
+            }
+            e->id = group;
+            HASH_ADD(hh, groups, id, sizeof(e->id), e);
+            ospg_group_set_user(e->group, e);
+        }
+        gr = e->group;
+    }
+    int rc = 0;
+    n = ospg_begin(graph, parent, idx, kind, loc, gr, deps, ndeps, &rc);
+    if (!n)
+        note_failure("begin", rc);
+out:
+    pthread_mutex_unlock(&lock);
+    return n;
+}
+
+void online_work(ospg_node *parent, uint64_t idx, uint64_t work, uint32_t loc)
+{
+    pthread_mutex_lock(&lock);
+    if (!failed) {
+        int rc = parent ? ospg_work(graph, parent, idx, work, loc, 0)
+                        : OSPG_ERR_STATE;
+        if (rc)
+            note_failure("work", rc);
+    }
+    pthread_mutex_unlock(&lock);
+}
+
+void online_end(ospg_node *node, uint64_t nchildren, uint32_t loc)
+{
+    pthread_mutex_lock(&lock);
+    if (!failed) {
+        int rc = node ? ospg_end(graph, node, nchildren, loc) : OSPG_ERR_STATE;
+        if (rc)
+            note_failure("end", rc);
+    }
+    pthread_mutex_unlock(&lock);
+}
+
+void online_loc(uint32_t loc, const char *directive, const char *where)
+{
+    pthread_mutex_lock(&lock);
+    loctab_set(locs, loc, directive, where);
+    pthread_mutex_unlock(&lock);
+}
+
+void online_meta(const char *key, const char *value)
+{
+    pthread_mutex_lock(&lock);
+    if (!report_meta_reserved(key))
+        report_meta_set(meta, key, value);
+    pthread_mutex_unlock(&lock);
+}
+
+static int join(char *buf, size_t len, const char *dir, const char *name)
+{
+    int n = snprintf(buf, len, "%s/%s", dir, name);
+    return n < 0 || (size_t)n >= len ? -1 : 0;
+}
+
+int online_finish(uint64_t root_nchildren, const char *dir, char *err,
+                  size_t errlen)
+{
+    int ret = -1;
+    ospg_profile prof;
+    loctab *named = NULL;
+    memset(&prof, 0, sizeof(prof));
+    pthread_mutex_lock(&lock);
+    if (failed) {
+        snprintf(err, errlen, "the graph could not be built (%s)", fail_what);
+        goto out;
+    }
+    int rc = ospg_finish(graph, root_nchildren, &prof);
+    if (rc) {
+        snprintf(err, errlen,
+                 "the graph is incomplete: %llu nodes never completed (%s)",
+                 (unsigned long long)(ospg_live_nodes(graph) - 1),
+                 ospg_strerror(rc));
+        goto out;
+    }
+    char num[32];
+    snprintf(num, sizeof(num), "%llu",
+             (unsigned long long)ospg_peak_live_nodes(graph));
+    report_meta_set(meta, "peak_live_nodes", num);
+    size_t unresolved = 0;
+    char warn[512] = "";
+    if (srcloc_resolve(locs, &named, &unresolved, warn, sizeof(warn))) {
+        snprintf(err, errlen, "out of memory");
+        goto out;
+    }
+    if (mkdir(dir, 0777) && errno != EEXIST) {
+        snprintf(err, errlen, "%s: cannot create: %s", dir, strerror(errno));
+        goto out;
+    }
+    char path[4096];
+    snprintf(err, errlen, "%s: output path too long", dir);
+    if (join(path, sizeof(path), dir, "profile.csv") ||
+        report_write_profile_csv(path, &prof, 0, named, err, errlen) ||
+        join(path, sizeof(path), dir, "run.json") ||
+        report_write_run_json(path, meta, &prof, err, errlen) ||
+        join(path, sizeof(path), dir, "profile.db") ||
+        report_write_db(path, &prof, named, meta, NULL, NULL, err, errlen))
+        goto out;
+    if (unresolved)
+        snprintf(err, errlen, "warning: %s", warn);
+    else
+        err[0] = 0;
+    ret = 0;
+out:
+    ospg_profile_free(&prof);
+    loctab_free(named);
+    pthread_mutex_unlock(&lock);
+    return ret;
+}
