@@ -129,7 +129,15 @@ int cmd_run(int argc, char **argv)
         return 1;
     }
     if (pid == 0) {
-        setenv("OMP_TOOL_LIBRARIES", tool, 1);
+        /* Preloaded, the tool starts before main, so the program's work
+         * is counted from there and the loading of libraries is not. */
+        const char *pre = getenv("LD_PRELOAD");
+        char preload[2 * PATH_MAX + 64];
+        snprintf(preload, sizeof(preload), "%s%s%s", tool,
+                 pre && *pre ? ":" : "", pre && *pre ? pre : "");
+        setenv("LD_PRELOAD", preload, 1);
+        setenv("WHATIF_PRELOAD", "1", 1);
+        unsetenv("OMP_TOOL_LIBRARIES");
         setenv("OMP_TOOL", "enabled", 1);
         setenv("WHATIF_OUT", out, 1);
         setenv("WHATIF_MODE", mode, 1);

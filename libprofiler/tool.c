@@ -14,6 +14,7 @@
  * print, never exit and never take a lock except at phase changes and the
  * first sight of a location.
  */
+#include <dlfcn.h>
 #include <omp-tools.h>
 #include <pthread.h>
 #include <stdatomic.h>
@@ -101,6 +102,30 @@ static int finalized;
 static char cmdline[4096];
 static char runtime_name[256];
 static uint64_t cpu_before_tool; /* initial thread's CPU ns at tool start */
+static uint64_t cpu_origin;      /* ... when the program proper began */
+
+static uint64_t thread_cpu_ns(void)
+{
+    struct timespec t;
+    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t);
+    return (uint64_t)t.tv_sec * 1000000000u + (uint64_t)t.tv_nsec;
+}
+
+/* Runs before main when the tool is preloaded (`whatif run`) or linked
+ * in: the program's work starts here, after the dynamic loader.  Loaded
+ * later by libomp (OMP_TOOL_LIBRARIES), the origin stays the thread's
+ * start, so loading counts as serial work (docs/limits.md). */
+__attribute__((constructor)) static void on_load(void)
+{
+    Dl_info self_info, exe_info;
+    extern char **environ;
+    int linked_in = dladdr((void *)on_load, &self_info) &&
+                    dladdr((void *)environ, &exe_info) &&
+                    self_info.dli_fbase == exe_info.dli_fbase;
+    const char *pre = getenv("WHATIF_PRELOAD");
+    if (linked_in || (pre && !strcmp(pre, "1")))
+        cpu_origin = thread_cpu_ns();
+}
 
 /* ---- Fragments ---- */
 
@@ -372,8 +397,9 @@ static void on_implicit_task(ompt_scope_endpoint_t endpoint,
             /* libomp starts the tool at its first construct: the serial
              * code before it is still the program's work, the runtime's
              * and the tool's start-up since then is not. */
-            if (counter_counts_from_thread_start(&metric))
-                ts->frag_start -= cpu_before_tool;
+            if (counter_counts_from_thread_start(&metric) &&
+                cpu_before_tool > cpu_origin)
+                ts->frag_start -= cpu_before_tool - cpu_origin;
         }
         return;
     }
@@ -859,10 +885,7 @@ ompt_start_tool(unsigned int omp_version,
     snprintf(runtime_name, sizeof(runtime_name), "%s (OpenMP %u)",
              runtime_version ? runtime_version : "unknown runtime",
              omp_version);
-    struct timespec ts0;
-    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts0);
-    cpu_before_tool = (uint64_t)ts0.tv_sec * 1000000000u +
-                      (uint64_t)ts0.tv_nsec;
+    cpu_before_tool = thread_cpu_ns();
     char err[512] = "";
     const char *mode = getenv("WHATIF_MODE");
     if (!mode || !*mode || !strcmp(mode, "online")) {

@@ -1,0 +1,69 @@
+#!/usr/bin/env bash
+# e2e_constructs.sh - profiles every case of tests/e2e/constructs.c at 2
+# and 4 threads (on the fly) and requires the program's parallelism within
+# 5% of (2 + W) / (2 + P), the case's work W and span P in units of C ms
+# (serial C ms before and after the construct).  A few cases also run in
+# "both" mode, where the on-the-fly profile and the offline analysis of
+# the same run's trace must be identical byte for byte.
+# Usage: e2e_constructs.sh WHATIF_BINARY WORK_DIR
+set -uo pipefail
+whatif=$1; work=$2
+here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
+mkdir -p "$work"
+clang-19 -fopenmp -g -O1 "$here/e2e/constructs.c" -o "$work/constructs" || exit 1
+C=10
+pass=0 fail=0
+# case threads "env" W P   (P may be an awk expression of T)
+cases=(
+  "parallel     - 4 1"
+  "barrier      - 8 2"
+  "nested       OMP_MAX_ACTIVE_LEVELS=2 4 1"
+  "nested       OMP_MAX_ACTIVE_LEVELS=1 2 1"
+  "if0          - 1 1"
+  "dynamic      - 12 1"
+  "static       - 12 12/T"
+  "nowait       - 12 1"
+  "sections     - 4 4/T"
+  "single       - 1 1"
+  "masked       - 1 1"
+  "critical     - 4 1"
+  "lock         - 4 1"
+  "tasks        - 12 1"
+  "taskgroup    - 12 1"
+  "undeferred   - 12 12"
+  "chain        - 12 12"
+  "diamond      - 4 3"
+  "mixed_deps   - 3 2"
+  "taskloop     - 12 1"
+  "tree         - 16 1"
+  "task_in_loop - 8 1"
+  "reduction    - 12 1"
+)
+for T in 2 4; do
+  for line in "${cases[@]}"; do
+    read -r name envset W P <<<"$line"
+    want=$(awk -v w="$W" -v T="$T" "BEGIN { p = $P; printf \"%.4f\", (2 + w) / (2 + p) }")
+    out="$work/$name-$T"
+    envs=(OMP_NUM_THREADS=$T); [ "$envset" != - ] && envs+=("$envset")
+    if ! env "${envs[@]}" "$whatif" run -q --metric cputime -o "$out" -- "$work/constructs" "$name" $C >/dev/null 2>"$out.err"; then
+      echo "FAIL: $name T=$T $envset: whatif run failed: $(head -3 "$out.err")"; fail=$((fail + 1)); continue
+    fi
+    got=$(awk -F, '$1 == "program" { print $6 }' "$out/profile.csv")
+    if awk -v g="$got" -v w="$want" 'BEGIN { exit !(g >= w * 0.95 && g <= w * 1.05) }'; then
+      pass=$((pass + 1))
+    else
+      echo "FAIL: $name T=$T $envset: program parallelism $got, expected $want"; fail=$((fail + 1))
+    fi
+  done
+done
+for name in barrier nested diamond task_in_loop tree; do
+  out="$work/both-$name"
+  OMP_NUM_THREADS=4 OMP_MAX_ACTIVE_LEVELS=2 "$whatif" run -q --mode both --metric cputime -o "$out" -- "$work/constructs" $name $C >/dev/null 2>&1
+  if [ -s "$out/profile.csv" ] && cmp -s "$out/profile.csv" "$out/online/profile.csv"; then
+    pass=$((pass + 1))
+  else
+    echo "FAIL: $name: on-the-fly and offline profiles differ"; fail=$((fail + 1))
+  fi
+done
+echo "$pass passed, $fail failed"
+[ $fail -eq 0 ]
