@@ -144,8 +144,15 @@ int srcloc_resolve(const loctab *in, loctab **out, size_t *unresolved,
                     goto fail;
                 continue;
             }
-            (*unresolved)++;
-            if (warn && !warn[0])
+            /* libomp reports some constructs (taskloop) at an address of
+             * its own: no user line exists, and no rebuild would help. */
+            const char *mod = strrchr(where, '/');
+            mod = mod ? mod + 1 : where;
+            int runtime = !strncmp(mod, "libomp", 6) ||
+                          !strncmp(mod, "libiomp", 7);
+            if (!runtime)
+                (*unresolved)++;
+            if (!runtime && warn && !warn[0])
                 snprintf(warn, warnlen,
                          "no debug information for %s: locations stay "
                          "binary+offset (build with -g)", where);

@@ -52,13 +52,28 @@ typedef struct region {
 
 enum { CTX_INITIAL = 1, CTX_IMPLICIT, CTX_EXPLICIT };
 
+/* A container opened inside a task: a loop chunk (P) or a taskgroup (S).
+ * New children go to the innermost container, or to its open taskwait
+ * scope (the S-node that collects tasks until a taskwait). */
+typedef struct frame {
+    cnode node;
+    cnode scope;
+    int has_scope;
+    int is_chunk;
+    const void *code;        /* taskgroup: its address */
+    int taskloop;            /* taskgroup of a taskloop */
+} frame;
+
+#define FRAMES_INLINE 4
+
 typedef struct tctx {
     int kind;
     cnode node;              /* root, thread share P, task P or S */
-    cnode scope;             /* open taskwait scope, under ins() */
+    cnode scope;             /* the node's open taskwait scope */
     int has_scope;
-    cnode chunk;             /* open loop chunk or thread's section block */
-    int in_chunk;
+    frame *fr;               /* containers, innermost last */
+    int nfr, capfr;
+    frame fr_inline[FRAMES_INLINE];
     int share_open;          /* implicit: node begun, not ended */
     int waiting;             /* no user code runs: no fragment */
     region *region;
@@ -135,14 +150,66 @@ static inline void frag_open(tstate *ts)
     ts->in_frag = 1;
 }
 
-static inline cnode *ins(tctx *c)
+static inline frame *top(tctx *c)
 {
-    return c->in_chunk ? &c->chunk : &c->node;
+    return c->nfr ? &c->fr[c->nfr - 1] : NULL;
 }
 
+/* The innermost container: where chunks, scopes and taskgroups go. */
+static inline cnode *ins(tctx *c)
+{
+    return c->nfr ? &top(c)->node : &c->node;
+}
+
+static inline int *scope_open(tctx *c)
+{
+    return c->nfr ? &top(c)->has_scope : &c->has_scope;
+}
+
+static inline cnode *scope_node(tctx *c)
+{
+    return c->nfr ? &top(c)->scope : &c->scope;
+}
+
+/* Where W-nodes and new tasks go now. */
 static inline cnode *cur(tctx *c)
 {
-    return c->has_scope ? &c->scope : ins(c);
+    return *scope_open(c) ? scope_node(c) : ins(c);
+}
+
+static inline int in_chunk(tctx *c)
+{
+    return c->nfr && top(c)->is_chunk;
+}
+
+/* Pushes an empty container; NULL when out of memory (then ignored). */
+static frame *push_frame(tctx *c)
+{
+    if (!c->fr) {
+        c->fr = c->fr_inline;
+        c->capfr = FRAMES_INLINE;
+    }
+    if (c->nfr == c->capfr) {
+        frame *f = malloc(2 * (size_t)c->capfr * sizeof(*f));
+        if (!f)
+            return NULL;
+        memcpy(f, c->fr, (size_t)c->nfr * sizeof(*f));
+        if (c->fr != c->fr_inline)
+            free(c->fr);
+        c->fr = f;
+        c->capfr *= 2;
+    }
+    frame *f = &c->fr[c->nfr++];
+    memset(f, 0, sizeof(*f));
+    return f;
+}
+
+static void free_frames(tctx *c)
+{
+    if (c->fr && c->fr != c->fr_inline)
+        free(c->fr);
+    c->fr = NULL;
+    c->nfr = c->capfr = 0;
 }
 
 static inline uint32_t cur_loc(const tctx *c)
@@ -216,30 +283,47 @@ static void end_node(tstate *ts, cnode *n, uint32_t loc)
         online_end(n->on, n->nkids, loc);
 }
 
+/* Ends the innermost open taskwait scope. */
 static void end_scope(tstate *ts, tctx *c, uint32_t loc)
 {
-    if (!c->has_scope)
+    if (!*scope_open(c))
         return;
-    end_node(ts, &c->scope, loc);
-    c->has_scope = 0;
+    end_node(ts, scope_node(c), loc);
+    *scope_open(c) = 0;
 }
 
 static void end_chunk(tstate *ts, tctx *c)
 {
-    end_scope(ts, c, OSPG_LOC_NONE);
-    if (!c->in_chunk)
+    if (!in_chunk(c))
         return;
-    end_node(ts, &c->chunk, OSPG_LOC_NONE);
-    c->in_chunk = 0;
+    end_scope(ts, c, OSPG_LOC_NONE);
+    end_node(ts, &top(c)->node, OSPG_LOC_NONE);
+    c->nfr--;
     pop_loc(c);
+}
+
+/* Ends every container still open (a task or share ending early). */
+static void end_frames(tstate *ts, tctx *c)
+{
+    while (c->nfr) {
+        end_scope(ts, c, OSPG_LOC_NONE);
+        if (top(c)->is_chunk)
+            pop_loc(c);
+        end_node(ts, &top(c)->node, OSPG_LOC_NONE);
+        c->nfr--;
+    }
 }
 
 static void begin_chunk(tstate *ts, tctx *c)
 {
     end_chunk(ts, c);
-    begin_node(ts, &c->chunk, &c->node, c->node.nkids++, OSPG_P, c->loop_loc,
+    cnode *p = ins(c);
+    frame *f = push_frame(c);
+    if (!f)
+        return;
+    f->is_chunk = 1;
+    begin_node(ts, &f->node, p, p->nkids++, OSPG_P, c->loop_loc,
                c->loop_group, &c->loop_owner);
-    c->in_chunk = 1;
     /* Only code inside a chunk is the loop's; scheduling between chunks
      * stays with the enclosing construct. */
     push_loc(c, c->loop_loc);
@@ -370,7 +454,7 @@ static void end_share(tstate *ts, tctx *c)
 {
     if (!c->share_open)
         return;
-    end_chunk(ts, c);
+    end_frames(ts, c);
     end_scope(ts, c, OSPG_LOC_NONE);
     end_node(ts, &c->node, OSPG_LOC_NONE);
     c->share_open = 0;
@@ -435,6 +519,7 @@ static void on_implicit_task(ompt_scope_endpoint_t endpoint,
         if (ts->ctx == c)
             ts->ctx = NULL;
         task_data->ptr = NULL;
+        free_frames(c);
         free(c);
     }
 }
@@ -499,21 +584,41 @@ static void on_sync_region(ompt_sync_region_t kind,
         }
         return;
     }
-    if (kind == ompt_sync_region_taskwait ||
-        kind == ompt_sync_region_taskgroup) {
+    if (kind == ompt_sync_region_taskwait) {
         if (endpoint == ompt_scope_begin) {
             frag_close(ts);
-            uint32_t loc =
-                kind == ompt_sync_region_taskwait
-                    ? stream_loc(&ts->st, code, DIR_TASKWAIT)
-                    : stream_loc(&ts->st, code, DIR_TASKGROUP);
-            end_scope(ts, c, loc);
+            end_scope(ts, c, stream_loc(&ts->st, code, DIR_TASKWAIT));
             c->waiting = 1;
         } else {
             c->waiting = 0;
             ts->ctx = c;
             frag_open(ts);
         }
+        return;
+    }
+    if (kind == ompt_sync_region_taskgroup) {
+        /* libomp 19 reports a taskgroup at its start (begin) and after its
+         * wait (end): it is a container S-node of its own. */
+        frag_close(ts);
+        if (endpoint == ompt_scope_begin) {
+            cnode *p = cur(c);
+            frame *f = push_frame(c);
+            if (f) {
+                f->code = code;
+                begin_node(ts, &f->node, p, p->nkids++, OSPG_S,
+                           OSPG_LOC_NONE, 0, NULL);
+            }
+        } else if (c->nfr && !top(c)->is_chunk) {
+            frame *f = top(c);
+            end_scope(ts, c, OSPG_LOC_NONE);
+            end_node(ts, &f->node,
+                     stream_loc(&ts->st, f->code,
+                                f->taskloop ? DIR_TASKLOOP : DIR_TASKGROUP));
+            c->nfr--;
+        }
+        c->waiting = 0;
+        ts->ctx = c;
+        frag_open(ts);
     }
 }
 
@@ -574,7 +679,7 @@ static void loop_begin(tstate *ts, tctx *c, const void *code, int dir,
     c->ws_seq++;
     uint64_t uid = c->region ? c->region->uid : 0;
     c->loop_group = (uid << 24) | (c->ws_seq & 0xffffff);
-    c->loop_owner = c->region ? c->region->phase : c->node;
+    c->loop_owner = c->region ? c->region->phase : *ins(c);
     c->loop_loc = stream_loc(&ts->st, code, dir);
     c->loop_static = one_chunk;
     c->in_loop = 1;
@@ -628,7 +733,15 @@ static void on_work(ompt_work_t type, ompt_scope_endpoint_t endpoint,
             pop_loc(c);
         break;
     case ompt_work_taskloop:
-        c->taskloop_loc = begin ? stream_loc(&ts->st, code, DIR_TASKLOOP) : 0;
+        /* libomp gives the taskloop an address of its own; the implicit
+         * taskgroup around it has the user's. */
+        c->taskloop_loc = 0;
+        if (begin && c->nfr && !top(c)->is_chunk) {
+            top(c)->taskloop = 1;
+            c->taskloop_loc = stream_loc(&ts->st, top(c)->code, DIR_TASKLOOP);
+        } else if (begin) {
+            c->taskloop_loc = stream_loc(&ts->st, code, DIR_TASKLOOP);
+        }
         break;
     default:
         break;
@@ -696,19 +809,24 @@ static void on_task_create(ompt_data_t *enc_data, const ompt_frame_t *frame,
     t->base_loc = c->taskloop_loc ? c->taskloop_loc
                                   : stream_loc(&ts->st, code, DIR_TASK);
     cnode *parent;
-    if (flags & ompt_task_undeferred) {
+    t->region = c->region;
+    /* libomp flags every task of a one-thread team undeferred; that says
+     * nothing about the program's parallelism, so only an undeferred task
+     * of a real team (if(0), included in a final task) is serial. */
+    int serial_team = !c->region || atomic_load(&c->region->team) <= 1;
+    if ((flags & ompt_task_undeferred) && !serial_team) {
         /* The creator waits for it: in series. */
         t->pend_kind = OSPG_S;
         parent = cur(c);
     } else {
         t->pend_kind = OSPG_P;
-        if (!c->has_scope) {
+        if (!*scope_open(c)) {
             cnode *p = ins(c);
-            begin_node(ts, &c->scope, p, p->nkids++, OSPG_S, OSPG_LOC_NONE,
-                       0, NULL);
-            c->has_scope = 1;
+            begin_node(ts, scope_node(c), p, p->nkids++, OSPG_S,
+                       OSPG_LOC_NONE, 0, NULL);
+            *scope_open(c) = 1;
         }
-        parent = &c->scope;
+        parent = scope_node(c);
     }
     t->node.id = stream_new_id(&ts->st);
     t->pend_parent = *parent;
@@ -743,9 +861,11 @@ static void on_task_schedule(ompt_data_t *prior_data,
     if (p && p->kind == CTX_EXPLICIT &&
         (status == ompt_task_complete || status == ompt_task_cancel ||
          status == ompt_task_detach)) {
+        end_frames(ts, p);
         end_scope(ts, p, OSPG_LOC_NONE);
         end_node(ts, &p->node, OSPG_LOC_NONE);
         prior_data->ptr = NULL;
+        free_frames(p);
         free(p);
     }
     tctx *n = next_data ? next_data->ptr : NULL;
