@@ -84,6 +84,11 @@ typedef struct tctx {
     int nlocs;
     uint64_t ws_seq;
     int loop_static;         /* current loop: one chunk per thread */
+    /* schedule(static[, c]): this thread's part, held back while its
+     * body runs without directives, to be split into its chunks */
+    int lazy_block;
+    int have_dispatch;
+    uint64_t trip, first_iters;
     int in_loop;
     uint64_t loop_group;
     cnode loop_owner;
@@ -218,22 +223,38 @@ static inline uint32_t cur_loc(const tctx *c)
 }
 
 /* Ends the running fragment: its work becomes a W-node. */
-static void frag_close(tstate *ts)
+/* Adds a W-node under p. */
+static void emit_work(tstate *ts, cnode *p, uint64_t work, uint32_t loc)
+{
+    uint64_t idx = p->nkids++;
+    if (mode_offline && ts->ok)
+        trace_write_work(ts->st.w, p->id, idx, work, loc, 0);
+    if (mode_online)
+        online_work(p->on, idx, work, loc);
+}
+
+/* Ends the running fragment and returns its work (0: none). */
+static uint64_t frag_take(tstate *ts)
 {
     if (!ts->in_frag)
-        return;
+        return 0;
     uint64_t now = counter_read(&metric, &ts->ct);
     ts->in_frag = 0;
+    return now > ts->frag_start ? now - ts->frag_start : 0;
+}
+
+static void materialize_block(tstate *ts, tctx *c);
+
+/* Ends the running fragment: its work becomes a W-node. */
+static void frag_close(tstate *ts)
+{
+    uint64_t work = frag_take(ts);
     tctx *c = ts->ctx;
-    if (!c || (mode_offline && !ts->ok) || now <= ts->frag_start)
+    if (!c || !work)
         return;
-    cnode *p = cur(c);
-    uint64_t idx = p->nkids++;
-    if (mode_offline)
-        trace_write_work(ts->st.w, p->id, idx, now - ts->frag_start,
-                         cur_loc(c), 0);
-    if (mode_online)
-        online_work(p->on, idx, now - ts->frag_start, cur_loc(c));
+    if (c->lazy_block)
+        materialize_block(ts, c);
+    emit_work(ts, cur(c), work, cur_loc(c));
 }
 
 static void push_loc(tctx *c, uint32_t loc)
@@ -314,9 +335,9 @@ static void end_frames(tstate *ts, tctx *c)
     }
 }
 
-static void begin_chunk(tstate *ts, tctx *c)
+/* Opens a chunk container; the caller has pushed the loop's location. */
+static void begin_chunk_node(tstate *ts, tctx *c)
 {
-    end_chunk(ts, c);
     cnode *p = ins(c);
     frame *f = push_frame(c);
     if (!f)
@@ -324,6 +345,66 @@ static void begin_chunk(tstate *ts, tctx *c)
     f->is_chunk = 1;
     begin_node(ts, &f->node, p, p->nkids++, OSPG_P, c->loop_loc,
                c->loop_group, &c->loop_owner);
+}
+
+/* A directive inside a static loop's body: its part becomes one chunk. */
+static void materialize_block(tstate *ts, tctx *c)
+{
+    c->lazy_block = 0;
+    begin_chunk_node(ts, c);
+}
+
+#define MAX_SPLIT 4096 /* reconstructed chunks per thread and loop */
+
+/* The chunks of schedule(static, c) that libomp did not report: thread
+ * i of T gets chunks i, i+T, ... of first_iters iterations out of trip.
+ * The part's measured work is shared in proportion to iterations (the
+ * work of one chunk is estimated, the total is measured). */
+static void emit_static_chunks(tstate *ts, tctx *c, uint64_t work)
+{
+    uint64_t T = c->region ? atomic_load(&c->region->team) : 1;
+    uint64_t n = c->trip, ch = c->first_iters, i = c->index;
+    uint64_t nchunks = 0, total = 0;
+    if (T == 0)
+        T = 1;
+    if (c->have_dispatch && ch > 0 && n > 0 && i * ch < n) {
+        nchunks = ((n + ch - 1) / ch - i + T - 1) / T;
+        total = 0;
+        for (uint64_t k = i; k * ch < n; k += T)
+            total += n - k * ch < ch ? n - k * ch : ch;
+    }
+    if (nchunks <= 1 || total == 0) {
+        if (!work)
+            return;
+        begin_chunk_node(ts, c);
+        emit_work(ts, ins(c), work, c->loop_loc);
+        end_node(ts, ins(c), OSPG_LOC_NONE);
+        c->nfr--;
+        return;
+    }
+    /* More chunks than MAX_SPLIT are merged in runs of equal count. */
+    uint64_t per = (nchunks + MAX_SPLIT - 1) / MAX_SPLIT;
+    uint64_t given = 0, done_iters = 0, k = i;
+    while (k * ch < n) {
+        uint64_t iters = 0;
+        for (uint64_t r = 0; r < per && k * ch < n; r++, k += T)
+            iters += n - k * ch < ch ? n - k * ch : ch;
+        done_iters += iters;
+        uint64_t upto = (uint64_t)((unsigned __int128)work * done_iters /
+                                   total);
+        begin_chunk_node(ts, c);
+        if (upto > given)
+            emit_work(ts, ins(c), upto - given, c->loop_loc);
+        given = upto;
+        end_node(ts, ins(c), OSPG_LOC_NONE);
+        c->nfr--;
+    }
+}
+
+static void begin_chunk(tstate *ts, tctx *c)
+{
+    end_chunk(ts, c);
+    begin_chunk_node(ts, c);
     /* Only code inside a chunk is the loop's; scheduling between chunks
      * stays with the enclosing construct. */
     push_loc(c, c->loop_loc);
@@ -683,15 +764,28 @@ static void loop_begin(tstate *ts, tctx *c, const void *code, int dir,
     c->loop_loc = stream_loc(&ts->st, code, dir);
     c->loop_static = one_chunk;
     c->in_loop = 1;
-    if (one_chunk)
+    c->have_dispatch = 0;
+    c->first_iters = 0;
+    if (dir == DIR_LOOP && one_chunk) {
+        c->lazy_block = 1;
+        push_loc(c, c->loop_loc);
+    } else if (one_chunk) {
         begin_chunk(ts, c);
+    }
 }
 
 static void loop_end(tstate *ts, tctx *c)
 {
     if (!c->in_loop)
         return;
-    end_chunk(ts, c);
+    if (c->lazy_block) {
+        c->lazy_block = 0;
+        emit_static_chunks(ts, c, frag_take(ts));
+        pop_loc(c);
+    } else {
+        frag_close(ts);
+        end_chunk(ts, c);
+    }
     c->in_loop = 0;
 }
 
@@ -700,13 +794,16 @@ static void on_work(ompt_work_t type, ompt_scope_endpoint_t endpoint,
                     uint64_t count, const void *code)
 {
     (void)parallel_data;
-    (void)count;
     tstate *ts = enter();
     tctx *c = task_data ? task_data->ptr : NULL;
     if (!ts || !c)
         return;
-    frag_close(ts);
     int begin = endpoint == ompt_scope_begin;
+    /* A held-back static part takes its last fragment itself. */
+    if (begin || !c->lazy_block)
+        frag_close(ts);
+    if (begin && type == ompt_work_loop_static)
+        c->trip = count;
     switch ((int)type) {
     case ompt_work_loop_static:
     case ompt_work_sections:
@@ -753,12 +850,19 @@ static void on_dispatch(ompt_data_t *parallel_data, ompt_data_t *task_data,
                         ompt_dispatch_t kind, ompt_data_t instance)
 {
     (void)parallel_data;
-    (void)instance;
     tstate *ts = enter();
     tctx *c = task_data ? task_data->ptr : NULL;
-    if (!ts || !c || kind != ompt_dispatch_ws_loop_chunk || !c->in_loop ||
-        c->loop_static)
+    if (!ts || !c || kind != ompt_dispatch_ws_loop_chunk || !c->in_loop)
         return;
+    if (c->loop_static) {
+        /* Only a static loop's first chunk per thread is reported. */
+        const ompt_dispatch_chunk_t *chunk = instance.ptr;
+        if (!c->have_dispatch && chunk) {
+            c->have_dispatch = 1;
+            c->first_iters = chunk->iterations;
+        }
+        return;
+    }
     frag_close(ts);
     begin_chunk(ts, c);
     frag_open(ts);

@@ -38,6 +38,14 @@ cases=(
   "tree         - 16 1"
   "task_in_loop - 8 1"
   "reduction    - 12 1"
+  "static1      - 12 1"
+  "static2      - 12 2"
+  "runtime      OMP_SCHEDULE=dynamic,1 12 1"
+  "collapse     - 12 1"
+  "ordered      - 12 2"
+  "untied       - 12 1"
+  "mergeable    - 12 1"
+  "final        - 4 4"
 )
 for T in 2 4; do
   for line in "${cases[@]}"; do
@@ -56,7 +64,7 @@ for T in 2 4; do
     fi
   done
 done
-for name in barrier nested diamond task_in_loop tree; do
+for name in barrier nested diamond task_in_loop tree static2 taskloop; do
   out="$work/both-$name"
   OMP_NUM_THREADS=4 OMP_MAX_ACTIVE_LEVELS=2 "$whatif" run -q --mode both --metric cputime -o "$out" -- "$work/constructs" $name $C >/dev/null 2>&1
   if [ -s "$out/profile.csv" ] && cmp -s "$out/profile.csv" "$out/online/profile.csv"; then

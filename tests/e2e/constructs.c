@@ -32,6 +32,17 @@
  *   task_in_loop  dynamic,1 loop of 4; each chunk makes
  *                 2 tasks of a unit                       W 8   P 1
  *   reduction     dynamic,1 loop of 12 with reduction(+)  W 12  P 1
+ *   static1       12 iterations, schedule(static, 1)      W 12  P 1
+ *   static2       12 iterations, schedule(static, 2)      W 12  P 2
+ *   runtime       schedule(runtime), OMP_SCHEDULE=dynamic,1 W 12 P 1
+ *   collapse      collapse(2) 3 x 4, dynamic,1            W 12  P 1
+ *   ordered       ordered dynamic,1 loop of 6: a unit, then
+ *                 a unit in ordered (ordered is a W-node,
+ *                 like critical)                          W 12  P 2
+ *   untied        12 untied tasks                         W 12  P 1
+ *   mergeable     12 mergeable tasks                      W 12  P 1
+ *   final         a final task making 4 tasks (included,
+ *                 so in series)                           W 4   P 4
  */
 #include <omp.h>
 #include <stdio.h>
@@ -238,6 +249,63 @@ static int run(const char *c)
         }
         if (sum != 66)
             return 1;
+    } else if (!strcmp(c, "static1")) {
+#pragma omp parallel for schedule(static, 1)
+        for (int i = 0; i < 12; i++)
+            unit();
+    } else if (!strcmp(c, "static2")) {
+#pragma omp parallel for schedule(static, 2)
+        for (int i = 0; i < 12; i++)
+            unit();
+    } else if (!strcmp(c, "runtime")) {
+#pragma omp parallel for schedule(runtime)
+        for (int i = 0; i < 12; i++)
+            unit();
+    } else if (!strcmp(c, "collapse")) {
+#pragma omp parallel for collapse(2) schedule(dynamic, 1)
+        for (int i = 0; i < 3; i++)
+            for (int j = 0; j < 4; j++)
+                unit();
+    } else if (!strcmp(c, "ordered")) {
+#pragma omp parallel for ordered schedule(dynamic, 1)
+        for (int i = 0; i < 6; i++) {
+            unit();
+#pragma omp ordered
+            unit();
+        }
+    } else if (!strcmp(c, "untied")) {
+#pragma omp parallel
+#pragma omp single
+        {
+            for (int i = 0; i < 12; i++) {
+#pragma omp task untied
+                unit();
+            }
+#pragma omp taskwait
+        }
+    } else if (!strcmp(c, "mergeable")) {
+#pragma omp parallel
+#pragma omp single
+        {
+            for (int i = 0; i < 12; i++) {
+#pragma omp task mergeable
+                unit();
+            }
+#pragma omp taskwait
+        }
+    } else if (!strcmp(c, "final")) {
+#pragma omp parallel
+#pragma omp single
+        {
+#pragma omp task final(1)
+            {
+                for (int i = 0; i < 4; i++) {
+#pragma omp task
+                    unit();
+                }
+            }
+#pragma omp taskwait
+        }
     } else {
         fprintf(stderr, "constructs: unknown case %s\n", c);
         return 2;
