@@ -225,6 +225,8 @@ struct ospg_node {
     int ended;
     int finalized;
     int queued;             /* on the work list */
+    int partial;            /* a cut-short run: missing children are empty */
+    uint64_t seen;          /* highest child index reported + 1 */
     int prefix_ready;       /* P: start[] holds the serial prefix */
     uint64_t nchildren;     /* known once ended */
     uint64_t frontier;      /* children below this index are applied */
@@ -800,8 +802,11 @@ static int apply_p_begin(ospg *g, ospg_node *n, ospg_node *p,
 /* Applies parked children that the frontier has reached. */
 static int drain(ospg *g, ospg_node *n)
 {
-    while (!n->blocking && n->parked && n->parked->idx == n->frontier) {
+    while (!n->blocking && n->parked &&
+           (n->parked->idx == n->frontier || n->partial)) {
         park_item *it = n->parked;
+        if (n->partial)
+            n->frontier = it->idx; /* skip children that never came */
         DL_DELETE(n->parked, it);
         int rc = 0;
         if (it->type == PARK_W) {
@@ -823,6 +828,8 @@ static int drain(ospg *g, ospg_node *n)
         if (rc)
             return rc;
     }
+    if (n->partial && !n->blocking && !n->parked && n->frontier < n->nchildren)
+        n->frontier = n->nchildren;
     if (subtree_done(n))
         return push_ready(g, n);
     return 0;
@@ -948,17 +955,22 @@ static int run(ospg *g)
 {
     while (g->nready && !g->err) {
         ospg_node *n = g->ready[--g->nready];
-        n->queued = 0;
+        /* n->queued stays set while n is processed, so nothing queues it
+         * a second time; it is cleared unless n is folded and freed. */
         if (!n->finalized) {
-            if (!subtree_done(n))
+            if (n->partial && drain(g, n))
+                return g->err;
+            if (!subtree_done(n)) {
+                n->queued = 0;
                 continue;
+            }
             if (finalize(g, n))
                 return g->err;
-            if (n == g->root)
-                continue;
         }
-        if (n == g->root || !can_fold(n))
+        if (n == g->root || !can_fold(n)) {
+            n->queued = 0;
             continue;
+        }
         ospg_node *parent = n->parent;
         if (n->kind == OSPG_P) {
             if (fold_p(g, n))
@@ -968,9 +980,11 @@ static int run(ospg *g)
             parent->frontier++;
             if (apply_s(g, parent, n) || drain(g, parent))
                 return g->err;
+        } else {
+            /* An S-child finalized early stays parked until the frontier
+             * reaches it (drain applies it). */
+            n->queued = 0;
         }
-        /* else: an S-child finalized early stays parked until the
-         * frontier reaches it (drain applies it). */
     }
     return g->err;
 }
@@ -1085,6 +1099,8 @@ ospg_node *ospg_begin(ospg *g, ospg_node *parent, uint64_t idx, ospg_kind kind,
                       size_t ndeps, int *err)
 {
     int rc = child_allowed(g, parent, idx);
+    if (!rc && idx >= parent->seen)
+        parent->seen = idx + 1;
     if (!rc && kind != OSPG_S && kind != OSPG_P)
         rc = fail(g, OSPG_ERR_ARG);
     if (!rc && (ndeps || group) && kind != OSPG_P)
@@ -1170,6 +1186,8 @@ int ospg_work(ospg *g, ospg_node *parent, uint64_t idx, uint64_t work,
     int rc = child_allowed(g, parent, idx);
     if (rc)
         return rc;
+    if (idx >= parent->seen)
+        parent->seen = idx + 1;
     g->nodes++;
     if (idx == parent->frontier) {
         parent->frontier++;
@@ -1216,13 +1234,46 @@ static int cmp_stat(const void *a, const void *b)
     return (x->loc > y->loc) - (x->loc < y->loc);
 }
 
+static int build_profile(ospg *g, ospg_profile *out);
+
 int ospg_finish(ospg *g, uint64_t root_nchildren, ospg_profile *out)
 {
     memset(out, 0, sizeof(*out));
     if (ospg_end(g, g->root, root_nchildren, OSPG_LOC_NONE))
         return g->err;
+    return build_profile(g, out);
+}
+
+int ospg_finish_partial(ospg *g, ospg_profile *out)
+{
+    memset(out, 0, sizeof(*out));
+    if (g->err || !g->root)
+        return g->err ? g->err : fail(g, OSPG_ERR_STATE);
+    /* End every node as it stands: children never reported count as
+     * empty, so the profile covers the work that was measured. */
+    ospg_node *n;
+    DL_FOREACH2(g->live_list, n, live_next) {
+        n->partial = 1;
+        if (!n->ended) {
+            n->ended = 1;
+            n->nchildren = n->seen > n->frontier ? n->seen : n->frontier;
+        } else if (n->nchildren > n->seen && n->nchildren > n->frontier) {
+            n->nchildren = n->seen > n->frontier ? n->seen : n->frontier;
+        }
+    }
+    DL_FOREACH2(g->live_list, n, live_next)
+        if (push_ready(g, n))
+            return g->err;
+    if (run(g))
+        return g->err;
+    return build_profile(g, out);
+}
+
+/* The profile from a finalized root; releases the root. */
+static int build_profile(ospg *g, ospg_profile *out)
+{
     ospg_node *r = g->root;
-    if (!r->finalized || g->live != 1)
+    if (!r || !r->finalized || g->live != 1)
         return fail(g, OSPG_ERR_STATE);
 
     /* Every location with an instance or with critical work gets a row. */

@@ -146,6 +146,11 @@ typedef struct ospg_profile {
 int ospg_finish(ospg *g, uint64_t root_nchildren, ospg_profile *out);
 void ospg_profile_free(ospg_profile *p);
 
+/* For a run cut short (exit() inside a parallel region): ends every live
+ * node as it stands, taking children never reported as empty, and computes
+ * the profile of what was measured.  Same ownership as ospg_finish. */
+int ospg_finish_partial(ospg *g, ospg_profile *out);
+
 /* The work of a W-node in scenario s: what both the builder and the tests'
  * oracle use, so that what-if results compare exactly. */
 uint64_t ospg_scaled_work(const ospg_scenario *s, uint64_t work, uint32_t loc,

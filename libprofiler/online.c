@@ -26,6 +26,7 @@ static loctab *locs;
 static report_meta *meta;
 static group_entry *groups;
 static int failed;            /* the first core error, sticky */
+static int closed;            /* the profile is written: ignore the rest */
 static char fail_what[128];
 
 /* The core frees a group with its owner: forget its id then. */
@@ -69,7 +70,7 @@ ospg_node *online_begin(ospg_node *parent, uint64_t idx, ospg_kind kind,
 {
     ospg_node *n = NULL;
     pthread_mutex_lock(&lock);
-    if (failed || !parent)
+    if (failed || closed || !parent)
         goto out;
     ospg_group *gr = NULL;
     if (group) {
@@ -100,7 +101,7 @@ out:
 void online_work(ospg_node *parent, uint64_t idx, uint64_t work, uint32_t loc)
 {
     pthread_mutex_lock(&lock);
-    if (!failed) {
+    if (!failed && !closed) {
         int rc = parent ? ospg_work(graph, parent, idx, work, loc, 0)
                         : OSPG_ERR_STATE;
         if (rc)
@@ -112,7 +113,7 @@ void online_work(ospg_node *parent, uint64_t idx, uint64_t work, uint32_t loc)
 void online_end(ospg_node *node, uint64_t nchildren, uint32_t loc)
 {
     pthread_mutex_lock(&lock);
-    if (!failed) {
+    if (!failed && !closed) {
         int rc = node ? ospg_end(graph, node, nchildren, loc) : OSPG_ERR_STATE;
         if (rc)
             note_failure("end", rc);
@@ -141,19 +142,29 @@ static int join(char *buf, size_t len, const char *dir, const char *name)
     return n < 0 || (size_t)n >= len ? -1 : 0;
 }
 
-int online_finish(uint64_t root_nchildren, const char *dir, char *err,
-                  size_t errlen)
+int online_finish(uint64_t root_nchildren, int partial, const char *dir,
+                  char *err, size_t errlen)
 {
     int ret = -1;
     ospg_profile prof;
     loctab *named = NULL;
     memset(&prof, 0, sizeof(prof));
     pthread_mutex_lock(&lock);
+    if (closed) {
+        snprintf(err, errlen, "the profile was already written");
+        goto out;
+    }
+    closed = 1;
     if (failed) {
         snprintf(err, errlen, "the graph could not be built (%s)", fail_what);
         goto out;
     }
-    int rc = ospg_finish(graph, root_nchildren, &prof);
+    if (partial)
+        report_meta_set(meta, "complete",
+                        "no: the program exited inside an OpenMP construct; "
+                        "constructs still open were closed as they stood");
+    int rc = partial ? ospg_finish_partial(graph, &prof)
+                     : ospg_finish(graph, root_nchildren, &prof);
     if (rc) {
         snprintf(err, errlen,
                  "the graph is incomplete: %llu nodes never completed (%s)",

@@ -34,9 +34,11 @@ void online_end(ospg_node *node, uint64_t nchildren, uint32_t loc);
 void online_loc(uint32_t loc, const char *directive, const char *where);
 void online_meta(const char *key, const char *value);
 
-/* Ends the program node and writes the profile into dir.  Returns 0, or
- * -1 with one line in err. */
-int online_finish(uint64_t root_nchildren, const char *dir, char *err,
-                  size_t errlen);
+/* Ends the program node and writes the profile into dir.  partial: the
+ * run was cut short (exit() inside a construct): every open node is
+ * closed as it stands.  Later records are ignored.  Returns 0, or -1 with
+ * one line in err (on success err holds a warning or ""). */
+int online_finish(uint64_t root_nchildren, int partial, const char *dir,
+                  char *err, size_t errlen);
 
 #endif

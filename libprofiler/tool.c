@@ -980,6 +980,21 @@ static void on_task_schedule(ompt_data_t *prior_data,
 
 /* ---- Start-up and shutdown ---- */
 
+/* Writes the on-the-fly profile; partial for a run cut short. */
+static void write_online(int partial)
+{
+    char dir[4200], err[1024];
+    snprintf(dir, sizeof(dir), "%s%s", out_dir, mode_offline ? "/online" : "");
+    if (partial)
+        fprintf(stderr, "whatif: the program exited inside an OpenMP "
+                        "construct: the profile covers the work measured "
+                        "until then\n");
+    if (online_finish(initial_ctx.node.nkids, partial, dir, err, sizeof(err)))
+        fprintf(stderr, "whatif: no on-the-fly profile: %s\n", err);
+    else if (err[0])
+        fprintf(stderr, "whatif: %s\n", err);
+}
+
 static void finish(void)
 {
     tstate *ts = self;
@@ -997,15 +1012,8 @@ static void finish(void)
         if (mode_offline && ts->ok)
             trace_write_end(ts->st.w, TRACE_ROOT_ID, initial_ctx.node.nkids,
                             OSPG_LOC_NONE);
-        if (mode_online) {
-            char dir[4200], err[1024];
-            snprintf(dir, sizeof(dir), "%s%s", out_dir,
-                     mode_offline ? "/online" : "");
-            if (online_finish(initial_ctx.node.nkids, dir, err, sizeof(err)))
-                fprintf(stderr, "whatif: no on-the-fly profile: %s\n", err);
-            else if (err[0])
-                fprintf(stderr, "whatif: %s\n", err);
-        }
+        if (mode_online)
+            write_online(0);
     }
     stream_flush_all();
 }
@@ -1016,12 +1024,29 @@ static void on_finalize(ompt_data_t *tool_data)
     finish();
 }
 
-/* exit() inside a parallel region never reaches finalize: at least keep
- * what was recorded. */
+/* exit() inside a parallel region never reaches finalize.  On the fly,
+ * the graph is closed as it stands and its profile written; offline, only
+ * the exiting thread's stream can be flushed safely (the others may still
+ * be writing), and the analysis will report the trace incomplete. */
 static void at_exit(void)
 {
-    if (active && !finalized)
-        stream_flush_all();
+    tstate *ts = self;
+    if (!active || finalized)
+        return;
+    /* Our handler may run before libomp's own shutdown: an exit from the
+     * program's serial code is the normal end of the run. */
+    if (ts && ts->ctx == &initial_ctx && !initial_ctx.waiting &&
+        initial_ctx.nfr == 0) {
+        finish();
+        return;
+    }
+    finalized = 1;
+    if (ts)
+        frag_close(ts);
+    if (mode_online)
+        write_online(1);
+    if (ts && ts->ok && ts->st.w)
+        trace_writer_flush(ts->st.w);
 }
 
 #define REGISTER(event, fn)                                                \

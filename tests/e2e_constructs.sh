@@ -73,5 +73,15 @@ for name in barrier nested diamond task_in_loop tree static2 taskloop; do
     echo "FAIL: $name: on-the-fly and offline profiles differ"; fail=$((fail + 1))
   fi
 done
+# exit() inside a parallel region: status kept, a profile all the same.
+out="$work/exit"
+OMP_NUM_THREADS=2 "$whatif" run -q --metric cputime -o "$out" -- "$work/constructs" exit $C >/dev/null 2>"$out.err"
+rc=$?
+if [ $rc -eq 3 ] && [ -s "$out/profile.csv" ] && grep -q '"complete": "no' "$out/run.json" \
+   && grep -q "exited inside an OpenMP construct" "$out.err"; then
+  pass=$((pass + 1))
+else
+  echo "FAIL: exit inside a region: rc $rc, $(cat "$out.err")"; fail=$((fail + 1))
+fi
 echo "$pass passed, $fail failed"
 [ $fail -eq 0 ]

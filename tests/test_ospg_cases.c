@@ -335,8 +335,43 @@ static void case_errors(void)
     ospg_free(g);
 }
 
+/* A run cut short inside a parallel region: root W10, parallel{phase{
+ * P0{W30, P chunk{W5} (never ended)}, P1{W20} (never ended)}} and
+ * children 3 and 4 of P0 never reported.  Partial finish: span 10 + 35,
+ * work 65, nothing live afterwards. */
+static void case_partial(void)
+{
+    current = "partial";
+    ospg *g = ospg_new(1, NULL);
+    ospg_node *r = ospg_root(g);
+    ospg_work(g, r, 0, 10, PROG, 0);
+    ospg_node *par = ospg_begin(g, r, 1, OSPG_S, PAR, NULL, NULL, 0, NULL);
+    ospg_node *ph = ospg_begin(g, par, 0, OSPG_S, OSPG_LOC_NONE, NULL, NULL, 0,
+                               NULL);
+    ospg_node *p0 = ospg_begin(g, ph, 0, OSPG_P, OSPG_LOC_NONE, NULL, NULL, 0,
+                               NULL);
+    ospg_node *p1 = ospg_begin(g, ph, 1, OSPG_P, OSPG_LOC_NONE, NULL, NULL, 0,
+                               NULL);
+    ospg_work(g, p0, 0, 30, PAR, 0);
+    ospg_node *ch = ospg_begin(g, p0, 1, OSPG_P, LOOP, NULL, NULL, 0, NULL);
+    ospg_work(g, ch, 0, 5, LOOP, 0);
+    ospg_work(g, p0, 5, 1, PAR, 0); /* after a gap: 2..4 never came */
+    ospg_work(g, p1, 0, 20, PAR, 0);
+    ospg_profile p;
+    CHECK(ospg_finish_partial(g, &p) == 0);
+    CHECK(p.work == 66);
+    CHECK(p.span[0] == 10 + 30 + 5 && p.span[0] >= 10 + 31);
+    CHECK(crit_sum(&p, 0) == p.span[0]);
+    CHECK(ospg_live_nodes(g) == 0);
+    const ospg_loc_stat *ls = stat_of(&p, LOOP);
+    CHECK(ls && ls->instances == 1 && ls->work == 5);
+    ospg_profile_free(&p);
+    ospg_free(g);
+}
+
 int main(void)
 {
+    case_partial();
     case_parallel();
     case_serial_wins_back();
     case_dependences();

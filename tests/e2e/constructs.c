@@ -43,6 +43,8 @@
  *   mergeable     12 mergeable tasks                      W 12  P 1
  *   final         a final task making 4 tasks (included,
  *                 so in series)                           W 4   P 4
+ *   exit          exit(3) inside a region after a barrier: the profile
+ *                 still comes (marked incomplete), status 3 kept
  */
 #include <omp.h>
 #include <stdio.h>
@@ -305,6 +307,16 @@ static int run(const char *c)
                 }
             }
 #pragma omp taskwait
+        }
+    } else if (!strcmp(c, "exit")) {
+        /* exit() inside the region, after a barrier: exit status 3 */
+#pragma omp parallel num_threads(2)
+        {
+            unit();
+#pragma omp barrier
+            if (omp_get_thread_num() == 0)
+                exit(3);
+            unit();
         }
     } else {
         fprintf(stderr, "constructs: unknown case %s\n", c);
