@@ -145,8 +145,15 @@ int analyze_trace(const char *dir, const char *outdir, int quiet)
         fprintf(stderr, "whatif analyze: out of memory\n");
         goto out;
     }
-    if (replay_dir(dir, 1, NULL, lt, on_meta, &ms, &prof, &st, err,
-                   sizeof(err))) {
+    int replayed = replay_dir(dir, 1, NULL, lt, on_meta, &ms, &prof, &st,
+                              err, sizeof(err));
+    if (report_meta_get(ms.meta, "unsupported")) {
+        fprintf(stderr, "whatif analyze: %s: the program ran %s, which "
+                        "whatif does not support: no profile\n", dir,
+                report_meta_get(ms.meta, "unsupported"));
+        goto out;
+    }
+    if (replayed) {
         fprintf(stderr, "whatif analyze: %s\n", err);
         goto out;
     }

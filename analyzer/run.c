@@ -35,9 +35,9 @@ static int show_profile_csv(const char *path, int quiet)
 {
     FILE *f = fopen(path, "r");
     if (!f) {
-        fprintf(stderr, "whatif run: no profile at %s: the program ended "
-                        "before the OpenMP runtime shut down, or never used "
-                        "OpenMP\n", path);
+        fprintf(stderr, "whatif run: no profile written to %s (the "
+                        "profiler said why above, or the program never "
+                        "started the OpenMP runtime)\n", path);
         return 1;
     }
     char line[4096];

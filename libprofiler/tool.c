@@ -446,9 +446,32 @@ static void flush_pending(tstate *ts, const ompt_dependence_t *deps,
         free(d);
 }
 
+/* Set once a construct the profiler cannot model runs (teams, target):
+ * from then on nothing is recorded and no profile is written, rather than
+ * a wrong one. */
+static atomic_int unsupported;
+static char unsupported_what[512];
+
+static void mark_unsupported(const char *construct, const void *code)
+{
+    if (atomic_exchange(&unsupported, 1))
+        return;
+    Dl_info info;
+    uintptr_t pc = (uintptr_t)code - 1;
+    if (code && dladdr((const void *)pc, &info) && info.dli_fname)
+        snprintf(unsupported_what, sizeof(unsupported_what),
+                 "%s at %s+0x%lx", construct, info.dli_fname,
+                 (unsigned long)(pc - (uintptr_t)info.dli_fbase));
+    else
+        snprintf(unsupported_what, sizeof(unsupported_what), "%s",
+                 construct);
+}
+
 static tstate *enter(void)
 {
     tstate *ts = self;
+    if (atomic_load_explicit(&unsupported, memory_order_relaxed))
+        return NULL;
     if (ts && ts->pending)
         flush_pending(ts, NULL, 0);
     return ts;
@@ -485,10 +508,13 @@ static void on_parallel_begin(ompt_data_t *enc_data, const ompt_frame_t *frame,
                               int flags, const void *code)
 {
     (void)frame;
-    (void)flags;
+    parallel_data->ptr = NULL;
+    if (flags & ompt_parallel_league) {
+        mark_unsupported("teams", code);
+        return;
+    }
     tstate *ts = enter();
     tctx *c = enc_data ? enc_data->ptr : NULL;
-    parallel_data->ptr = NULL;
     if (!ts || !c)
         return;
     frag_close(ts);
@@ -995,12 +1021,40 @@ static void write_online(int partial)
         fprintf(stderr, "whatif: %s\n", err);
 }
 
+static void report_unsupported(void)
+{
+    tstate *ts = self;
+    fprintf(stderr, "whatif: %s is not supported (teams and target are "
+                    "not modeled): no profile written\n", unsupported_what);
+    if (ts)
+        stream_meta(&ts->st, "unsupported", unsupported_what);
+}
+
+static void on_target(ompt_target_t kind, ompt_scope_endpoint_t endpoint,
+                      int device_num, ompt_data_t *task_data,
+                      ompt_data_t *target_task_data, ompt_data_t *target_data,
+                      const void *code)
+{
+    (void)kind;
+    (void)endpoint;
+    (void)device_num;
+    (void)task_data;
+    (void)target_task_data;
+    (void)target_data;
+    mark_unsupported("target", code);
+}
+
 static void finish(void)
 {
     tstate *ts = self;
     if (finalized)
         return;
     finalized = 1;
+    if (atomic_load(&unsupported)) {
+        report_unsupported();
+        stream_flush_all();
+        return;
+    }
     if (ts && ts->ctx == &initial_ctx) {
         frag_close(ts);
         char n[32];
@@ -1033,6 +1087,10 @@ static void at_exit(void)
     tstate *ts = self;
     if (!active || finalized)
         return;
+    if (atomic_load(&unsupported)) {
+        finish();
+        return;
+    }
     /* Our handler may run before libomp's own shutdown: an exit from the
      * program's serial code is the normal end of the run. */
     if (ts && ts->ctx == &initial_ctx && !initial_ctx.waiting &&
@@ -1076,6 +1134,7 @@ static int on_initialize(ompt_function_lookup_t lookup, int device,
     REGISTER(ompt_callback_mutex_acquire, on_mutex_acquire);
     REGISTER(ompt_callback_mutex_acquired, on_mutex_acquired);
     REGISTER(ompt_callback_mutex_released, on_mutex_released);
+    REGISTER(ompt_callback_target_emi, on_target);
     active = 1;
     atexit(at_exit);
     return 1;

@@ -83,5 +83,16 @@ if [ $rc -eq 3 ] && [ -s "$out/profile.csv" ] && grep -q '"complete": "no' "$out
 else
   echo "FAIL: exit inside a region: rc $rc, $(cat "$out.err")"; fail=$((fail + 1))
 fi
+# teams: refused with one clear line in both modes, never a profile.
+for mode in online offline; do
+  out="$work/teams-$mode"; rm -rf "$out"
+  "$whatif" run -q --mode $mode -o "$out" -- "$work/constructs" teams 1 >/dev/null 2>"$out.err"
+  rc=$?
+  if [ $rc -ne 0 ] && [ ! -e "$out/profile.csv" ] && grep -q "teams at .* is not supported" "$out.err"; then
+    pass=$((pass + 1))
+  else
+    echo "FAIL: teams ($mode): rc $rc, $(cat "$out.err")"; fail=$((fail + 1))
+  fi
+done
 echo "$pass passed, $fail failed"
 [ $fail -eq 0 ]

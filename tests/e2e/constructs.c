@@ -45,6 +45,7 @@
  *                 so in series)                           W 4   P 4
  *   exit          exit(3) inside a region after a barrier: the profile
  *                 still comes (marked incomplete), status 3 kept
+ *   teams         a teams construct: reported unsupported, no profile
  */
 #include <omp.h>
 #include <stdio.h>
@@ -318,6 +319,10 @@ static int run(const char *c)
                 exit(3);
             unit();
         }
+    } else if (!strcmp(c, "teams")) {
+        /* not supported: the profiler must refuse, not mis-profile */
+#pragma omp teams num_teams(2)
+        unit();
     } else {
         fprintf(stderr, "constructs: unknown case %s\n", c);
         return 2;
