@@ -171,6 +171,7 @@ int analyze_trace(const char *dir, const char *outdir, int quiet)
     loctab_free(lt);
     lt = named;
     named = NULL;
+    srcloc_merge_profile(&prof, lt);
     char num[32];
     snprintf(num, sizeof(num), "%zu", st.streams);
     report_meta_set(ms.meta, "trace_streams", num);

@@ -174,3 +174,41 @@ fail:
     loctab_free(lt);
     return -1;
 }
+
+/* Finds the first id named like e (same directive and where). */
+static uint32_t first_with_name(const loctab *lt, const loctab_entry *e)
+{
+    for (const loctab_entry *f = loctab_first(lt); f; f = loctab_next(lt, f))
+        if (!strcmp(f->directive, e->directive) && !strcmp(f->where, e->where))
+            return f->id;
+    return e->id;
+}
+
+int srcloc_merge_profile(ospg_profile *p, const loctab *lt)
+{
+    size_t out = 0;
+    for (size_t i = 0; i < p->nlocs; i++) {
+        ospg_loc_stat *ls = &p->locs[i];
+        const loctab_entry *e = loctab_get(lt, ls->loc);
+        uint32_t canon = e ? first_with_name(lt, e) : ls->loc;
+        ospg_loc_stat *into = NULL;
+        for (size_t j = 0; j < out && !into; j++)
+            if (p->locs[j].loc == canon)
+                into = &p->locs[j];
+        if (!into) {
+            p->locs[out] = *ls;
+            p->locs[out].loc = canon;
+            out++;
+            continue;
+        }
+        into->instances += ls->instances;
+        into->work += ls->work;
+        for (size_t s = 0; s < p->nscen; s++) {
+            into->span[s] += ls->span[s];
+            into->critical[s] += ls->critical[s];
+        }
+    }
+    int merged = (int)(p->nlocs - out);
+    p->nlocs = out;
+    return merged;
+}

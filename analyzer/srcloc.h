@@ -7,6 +7,7 @@
 #include <stddef.h>
 
 #include "loctab.h"
+#include "ospg.h"
 
 /* Builds *out, a copy of in where every "module+0xOFFSET" location is
  * replaced by "file:line" from the module's debug information.  Locations
@@ -15,5 +16,12 @@
  * -1 when out of memory (*out untouched). */
 int srcloc_resolve(const loctab *in, loctab **out, size_t *unresolved,
                    char *warn, size_t warnlen);
+
+/* Merges the rows of locations that resolved to the same directive and
+ * file:line (a compiler may emit one directive's runtime call twice): their
+ * instances, work, spans and critical work add up under the first id.  An
+ * instance nested in another of the other id is then counted twice (rare:
+ * recursion through two copies of one call).  Returns the rows merged. */
+int srcloc_merge_profile(ospg_profile *p, const loctab *lt);
 
 #endif

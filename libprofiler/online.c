@@ -182,6 +182,7 @@ int online_finish(uint64_t root_nchildren, int partial, const char *dir,
         snprintf(err, errlen, "out of memory");
         goto out;
     }
+    srcloc_merge_profile(&prof, named);
     if (mkdir(dir, 0777) && errno != EEXIST) {
         snprintf(err, errlen, "%s: cannot create: %s", dir, strerror(errno));
         goto out;
