@@ -47,6 +47,11 @@ void counter_thread_close(counter_thread *ct);
 /* The current count of the calling thread. */
 uint64_t counter_read(const counter_metric *m, counter_thread *ct);
 
+/* What one back-to-back pair of reads adds to a measured fragment (the
+ * least of many tries), so that fragments can leave out the cost of
+ * measuring them.  Measured on the calling thread. */
+uint64_t counter_read_bias(const counter_metric *m, counter_thread *ct);
+
 /* 1 when the metric counts from the thread's start (thread CPU time), so
  * the initial thread's work before the runtime started the tool is still
  * measurable from 0. */

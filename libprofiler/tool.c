@@ -112,6 +112,7 @@ typedef struct tstate {
 } tstate;
 
 static __thread tstate *self;
+static uint64_t read_bias;       /* counter_read_bias() at start-up */
 static int mode_offline, mode_online;
 static char out_dir[4096];
 static counter_metric metric;
@@ -240,7 +241,9 @@ static uint64_t frag_take(tstate *ts)
         return 0;
     uint64_t now = counter_read(&metric, &ts->ct);
     ts->in_frag = 0;
-    return now > ts->frag_start ? now - ts->frag_start : 0;
+    /* Leave out what the two reads themselves added. */
+    return now > ts->frag_start + read_bias ? now - ts->frag_start - read_bias
+                                            : 0;
 }
 
 static void materialize_block(tstate *ts, tctx *c);
@@ -490,8 +493,10 @@ static void on_thread_begin(ompt_thread_t type, ompt_data_t *thread_data)
     counter_thread_open(&metric, &ts->ct);
     thread_data->ptr = ts;
     self = ts;
-    if (type == ompt_thread_initial)
+    if (type == ompt_thread_initial) {
+        read_bias = counter_read_bias(&metric, &ts->ct);
         write_meta();
+    }
 }
 
 static void on_thread_end(ompt_data_t *thread_data)
@@ -1164,7 +1169,10 @@ static void write_meta(void)
     struct tm tm;
     gmtime_r(&now, &tm);
     strftime(buf, sizeof(buf), "%Y-%m-%dT%H:%M:%SZ", &tm);
+    char bias[32];
+    snprintf(bias, sizeof(bias), "%llu", (unsigned long long)read_bias);
     const char *pairs[][2] = {
+        {"metric_read_bias", bias},
         {"metric", metric.name},
         {"metric_unit", metric.unit},
         {"metric_reason", metric.reason},
