@@ -4,11 +4,14 @@
  *   OMP_MAX_ACTIVE_LEVELS=1 nested     (inner regions serialized)
  *
  * An outer region of 2 threads, each running an inner region of 4
- * threads over an equal share of work.  Expected: with both levels
- * active the program's parallelism approaches 8 (2 x 4) minus the serial
- * set-up; with the inner level serialized each inner region is a team of
- * one and the parallelism approaches 2.  The inner parallel row reports
- * its own parallelism (4 or 1) with 2 instances.
+ * threads; every inner thread runs the same body (replicated work, as a
+ * parallel region does).  Expected: with both levels active the inner
+ * parallel row shows parallelism ~4 with 2 instances and the outer ~8
+ * (2 x 4); with the inner level serialized each inner region is a team of
+ * one (row parallelism 1) and the outer ~2.  The program's parallelism is
+ * lower by the serial set-up.  With clang -O2 the inner region's runtime
+ * call is a tail call, so its row is named by an address in libomp (build
+ * with -fno-optimize-sibling-calls to get its line).
  */
 #include <stdio.h>
 
