@@ -3,7 +3,7 @@
 # executables built with -g, and binary+0xOFFSET with one warning without
 # debug information.  Usage: e2e_locations.sh WHATIF_BINARY WORK_DIR
 set -uo pipefail
-whatif=$1; work=$2
+whatif=$(realpath "$1"); work=$(realpath -m "$2")
 src="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)/apps/primes.c"
 mkdir -p "$work"
 pass=0 fail=0
