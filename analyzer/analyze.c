@@ -94,12 +94,6 @@ static void print_table(const ospg_profile *p, const loctab *lt,
     free(rows);
 }
 
-static int join(char *buf, size_t len, const char *dir, const char *name)
-{
-    int n = snprintf(buf, len, "%s/%s", dir, name);
-    return n < 0 || (size_t)n >= len ? -1 : 0;
-}
-
 int cmd_analyze(int argc, char **argv)
 {
     static const struct option opts[] = {
@@ -182,20 +176,7 @@ int analyze_trace(const char *dir, const char *outdir, int quiet)
     report_meta_set(ms.meta, "analyzer_peak_live_nodes", num);
     report_meta_set(ms.meta, "analyzer_version", WHATIF_VERSION);
 
-    if (mkdir(outdir, 0777) && errno != EEXIST) {
-        fprintf(stderr, "whatif analyze: %s: cannot create: %s\n", outdir,
-                strerror(errno));
-        goto out;
-    }
-    char path[4096];
-    snprintf(err, sizeof(err), "%s: output path too long", outdir);
-    if (join(path, sizeof(path), outdir, "profile.csv") ||
-        report_write_profile_csv(path, &prof, 0, lt, err, sizeof(err)) ||
-        join(path, sizeof(path), outdir, "run.json") ||
-        report_write_run_json(path, ms.meta, &prof, err, sizeof(err)) ||
-        join(path, sizeof(path), outdir, "profile.db") ||
-        report_write_db(path, &prof, lt, ms.meta, NULL, NULL, err,
-                        sizeof(err))) {
+    if (report_write_all(outdir, &prof, lt, ms.meta, err, sizeof(err))) {
         fprintf(stderr, "whatif analyze: %s\n", err);
         goto out;
     }

@@ -874,3 +874,35 @@ int report_write_db(const char *path, const ospg_profile *p, const loctab *lt,
     }
     return ret;
 }
+
+static int path_in(char *buf, size_t len, const char *dir, const char *name,
+                   char *err, size_t errlen)
+{
+    int n = snprintf(buf, len, "%s/%s", dir, name);
+    if (n < 0 || (size_t)n >= len) {
+        if (err && errlen)
+            snprintf(err, errlen, "%s: output path too long", dir);
+        return -1;
+    }
+    return 0;
+}
+
+int report_write_all(const char *dir, const ospg_profile *p, const loctab *lt,
+                     const report_meta *meta, char *err, size_t errlen)
+{
+    if (mkdir(dir, 0777) && errno != EEXIST) {
+        if (err && errlen)
+            snprintf(err, errlen, "%s: cannot create: %s", dir,
+                     strerror(errno));
+        return -1;
+    }
+    char path[4096];
+    if (path_in(path, sizeof(path), dir, "profile.csv", err, errlen) ||
+        report_write_profile_csv(path, p, 0, lt, err, errlen) ||
+        path_in(path, sizeof(path), dir, "run.json", err, errlen) ||
+        report_write_run_json(path, meta, p, err, errlen) ||
+        path_in(path, sizeof(path), dir, "profile.db", err, errlen) ||
+        report_write_db(path, p, lt, meta, NULL, NULL, err, errlen))
+        return -1;
+    return 0;
+}

@@ -101,4 +101,10 @@ int report_write_db(const char *path, const ospg_profile *p, const loctab *lt,
                     const report_meta *meta, const char *const *scen_names,
                     const double *scen_factors, char *err, size_t errlen);
 
+/* The three outputs of a run into dir (created if missing): profile.csv
+ * (scenario 0), run.json and profile.db.  Returns 0, or -1 with one line
+ * in err; earlier files may then exist. */
+int report_write_all(const char *dir, const ospg_profile *p, const loctab *lt,
+                     const report_meta *meta, char *err, size_t errlen);
+
 #endif

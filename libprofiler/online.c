@@ -136,12 +136,6 @@ void online_meta(const char *key, const char *value)
     pthread_mutex_unlock(&lock);
 }
 
-static int join(char *buf, size_t len, const char *dir, const char *name)
-{
-    int n = snprintf(buf, len, "%s/%s", dir, name);
-    return n < 0 || (size_t)n >= len ? -1 : 0;
-}
-
 int online_finish(uint64_t root_nchildren, int partial, const char *dir,
                   char *err, size_t errlen)
 {
@@ -183,18 +177,7 @@ int online_finish(uint64_t root_nchildren, int partial, const char *dir,
         goto out;
     }
     srcloc_merge_profile(&prof, named);
-    if (mkdir(dir, 0777) && errno != EEXIST) {
-        snprintf(err, errlen, "%s: cannot create: %s", dir, strerror(errno));
-        goto out;
-    }
-    char path[4096];
-    snprintf(err, errlen, "%s: output path too long", dir);
-    if (join(path, sizeof(path), dir, "profile.csv") ||
-        report_write_profile_csv(path, &prof, 0, named, err, errlen) ||
-        join(path, sizeof(path), dir, "run.json") ||
-        report_write_run_json(path, meta, &prof, err, errlen) ||
-        join(path, sizeof(path), dir, "profile.db") ||
-        report_write_db(path, &prof, named, meta, NULL, NULL, err, errlen))
+    if (report_write_all(dir, &prof, named, meta, err, errlen))
         goto out;
     if (unresolved)
         snprintf(err, errlen, "warning: %s", warn);

@@ -25,6 +25,15 @@ for mode in loop tasks; do
     out="$work/$mode-$t"
     OMP_NUM_THREADS=$t "$whatif" run -q --metric cputime -o "$out" -- "$work/calib" $mode $S $C $K >/dev/null || { echo "FAIL: whatif run $mode $t"; fail=$((fail + 1)); continue; }
     prog=$(awk -F, '$1 == "program" { print $6 }' "$out/profile.csv")
+    if ! awk -v g="$prog" -v w="$expect_prog" 'BEGIN { exit !(g >= w * 0.95 && g <= w * 1.05) }'; then
+      # judge the median of three runs (a scheduling hiccup on a loaded VM)
+      runs=("$prog")
+      for again in 1 2; do
+        OMP_NUM_THREADS=$t "$whatif" run -q --metric cputime -o "$out" -- "$work/calib" $mode $S $C $K >/dev/null 2>&1
+        runs+=("$(awk -F, '$1 == "program" { print $6 }' "$out/profile.csv")")
+      done
+      prog=$(printf '%s\n' "${runs[@]}" | sort -g | sed -n 2p)
+    fi
     check "$mode t=$t program" "$prog" "$expect_prog"
     if [ $mode = loop ]; then
       loop=$(awk -F, '$2 == "loop" { print $6 }' "$out/profile.csv")

@@ -2,7 +2,8 @@
 # e2e_constructs.sh - profiles every case of tests/e2e/constructs.c at 2
 # and 4 threads (on the fly) and requires the program's parallelism within
 # 5% of (2 + W) / (2 + P), the case's work W and span P in units of C ms
-# (serial C ms before and after the construct).  A few cases also run in
+# (serial C ms before and after the construct); a case outside 5% is
+# measured twice more and judged on the median of its three runs.  A few cases also run in
 # "both" mode, where the on-the-fly profile and the offline analysis of
 # the same run's trace must be identical byte for byte.
 # Usage: e2e_constructs.sh WHATIF_BINARY WORK_DIR
@@ -13,6 +14,7 @@ mkdir -p "$work"
 clang-19 -fopenmp -g -O1 "$here/e2e/constructs.c" -o "$work/constructs" || exit 1
 C=10
 pass=0 fail=0
+within() { awk -v g="$1" -v w="$2" 'BEGIN { exit !(g >= w * 0.95 && g <= w * 1.05) }'; }
 # case threads "env" W P   (P may be an awk expression of T)
 cases=(
   "parallel     - 4 1"
@@ -57,7 +59,17 @@ for T in 2 4; do
       echo "FAIL: $name T=$T $envset: whatif run failed: $(head -3 "$out.err")"; fail=$((fail + 1)); continue
     fi
     got=$(awk -F, '$1 == "program" { print $6 }' "$out/profile.csv")
-    if awk -v g="$got" -v w="$want" 'BEGIN { exit !(g >= w * 0.95 && g <= w * 1.05) }'; then
+    if ! within "$got" "$want"; then
+      # A rare scheduling hiccup on a loaded VM can land in a fragment:
+      # measure twice more and judge the median of the three runs.
+      runs=("$got")
+      for again in 1 2; do
+        env "${envs[@]}" "$whatif" run -q --metric cputime -o "$out" -- "$work/constructs" "$name" $C >/dev/null 2>&1
+        runs+=("$(awk -F, '$1 == "program" { print $6 }' "$out/profile.csv")")
+      done
+      got=$(printf '%s\n' "${runs[@]}" | sort -g | sed -n 2p)
+    fi
+    if within "$got" "$want"; then
       pass=$((pass + 1))
     else
       echo "FAIL: $name T=$T $envset: program parallelism $got, expected $want"; fail=$((fail + 1))
