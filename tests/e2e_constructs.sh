@@ -106,5 +106,18 @@ for mode in online offline; do
     echo "FAIL: teams ($mode): rc $rc, $(cat "$out.err")"; fail=$((fail + 1))
   fi
 done
+# A bad setting: one line on stderr, the program runs unprofiled, its
+# output and exit status unchanged.
+tool="$(dirname "$(realpath "$whatif")")/../lib/libwhatif.so"
+for bad in WHATIF_MODE=sideways WHATIF_METRIC=no-such-event; do
+  got=$(env "$bad" WHATIF_OUT="$work/bad" OMP_TOOL_LIBRARIES="$tool" OMP_NUM_THREADS=2 "$work/constructs" parallel 1 2>"$work/bad.err")
+  rc=$?
+  if [ $rc -eq 0 ] && [ "$got" = "ok parallel" ] && [ "$(wc -l <"$work/bad.err")" -eq 1 ] \
+     && grep -q "${bad%%=*}.*profiling disabled" "$work/bad.err"; then
+    pass=$((pass + 1))
+  else
+    echo "FAIL: $bad: rc $rc, out '$got', err '$(cat "$work/bad.err")'"; fail=$((fail + 1))
+  fi
+done
 echo "$pass passed, $fail failed"
 [ $fail -eq 0 ]
