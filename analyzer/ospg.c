@@ -304,19 +304,29 @@ static int contains(const uint32_t *v, size_t n, uint32_t x)
     return 0;
 }
 
+static uint64_t divide(uint64_t work, double factor)
+{
+    if (isinf(factor))
+        return 0;
+    return (uint64_t)((double)work / factor);
+}
+
 uint64_t ospg_scaled_work(const ospg_scenario *s, uint64_t work, uint32_t loc,
                           uint32_t region)
 {
-    if (!s || !(s->factor > 1.0))
+    if (!s)
+        return work;
+    if (s->region_factor && region != 0) {
+        double f = s->region_factor(s->region_factor_arg, region);
+        if (f > 1.0)
+            return divide(work, f);
+    }
+    if (!(s->factor > 1.0))
         return work;
     int selected = (s->all_regions && region != 0) ||
                    (region != 0 && contains(s->regions, s->nregions, region)) ||
                    contains(s->locs, s->nlocs, loc);
-    if (!selected)
-        return work;
-    if (isinf(s->factor))
-        return 0;
-    return (uint64_t)((double)work / s->factor);
+    return selected ? divide(work, s->factor) : work;
 }
 
 static int fail(ospg *g, int err)

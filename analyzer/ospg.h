@@ -43,12 +43,17 @@ typedef struct ospg_dep {
 #define OSPG_LOC_NONE UINT32_MAX /* a node that is no directive instance */
 
 /* A what-if scenario: the work of selected W-nodes is divided by factor,
- * total work is unchanged.  Scenario 0 is always the measured profile. */
+ * total work is unchanged.  Scenario 0 is always the measured profile.
+ * region_factor, when set, gives a W-node's own factor by its region
+ * (> 1 selects it with that factor; anything else leaves it to the other
+ * fields): per-region factors of annotations. */
 typedef struct ospg_scenario {
     double factor;          /* > 1; INFINITY makes selected work free */
     int all_regions;        /* select every W-node inside any region */
     const uint32_t *regions; size_t nregions; /* sorted region ids */
     const uint32_t *locs; size_t nlocs;       /* sorted W-node locations */
+    double (*region_factor)(void *arg, uint32_t region);
+    void *region_factor_arg;
 } ospg_scenario;
 
 typedef struct ospg ospg;

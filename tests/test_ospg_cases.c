@@ -276,8 +276,8 @@ static void case_whatif(void)
     uint32_t regions[] = {1};
     ospg_scenario sc[3] = {
         {0},
-        {4.0, 0, regions, 1, NULL, 0},
-        {INFINITY, 1, NULL, 0, NULL, 0},
+        {.factor = 4.0, .regions = regions, .nregions = 1},
+        {.factor = INFINITY, .all_regions = 1},
     };
     ospg *g = ospg_new(3, sc);
     ospg_node *r = ospg_root(g);

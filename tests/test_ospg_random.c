@@ -107,6 +107,19 @@ static void draw_trial(trial *t, uint64_t seed)
 
 /* Scenario 1: halve some regions; 2: make some W locations (or every
  * region) free; 3: a third of regions and locations together. */
+/* Per-region factors for the random scenarios: 2, 5 or infinity by id,
+ * none for every fourth region. */
+static double region_factor_by_id(void *arg, uint32_t region)
+{
+    (void)arg;
+    switch (region % 4) {
+    case 0: return 0;
+    case 1: return 2;
+    case 2: return 5;
+    default: return INFINITY;
+    }
+}
+
 static void draw_scenarios(trial *t, const gg_graph *g)
 {
     gg_rng r;
@@ -140,6 +153,9 @@ static void draw_scenarios(trial *t, const gg_graph *g)
             }
         } else {
             sc->factor = gg_chance(&r, 50) ? 3 : 1.5;
+            /* half the time, per-region factors too (annotations) */
+            if (gg_chance(&r, 50))
+                sc->region_factor = region_factor_by_id;
             draw_subset(&r, 1, nreg, t->regs[s], &nr, 8);
             for (size_t k = 0; k < nwl && nl < 8; k++)
                 if (gg_chance(&r, 30))
@@ -963,6 +979,13 @@ static int shrink(uint64_t seed)
 
 /* ---- a few contract checks of the error paths ---- */
 
+
+static double region_factor_fixture(void *arg, uint32_t region)
+{
+    (void)arg;
+    return region == 2 ? 4.0 : region == 5 ? INFINITY : 0.0;
+}
+
 static int contract_checks(void)
 {
     int failed = 0, err = 0;
@@ -1003,6 +1026,10 @@ static int contract_checks(void)
                                 .locs = locs, .nlocs = 1};
     const ospg_scenario third = {.factor = 3, .all_regions = 1};
     const ospg_scenario free_ = {.factor = INFINITY, .locs = locs, .nlocs = 1};
+    /* per-region factors: region 2 by 4, region 5 free, others by the
+     * scenario's own selection (locations 7 by 2) */
+    const ospg_scenario own = {.factor = 2, .locs = locs, .nlocs = 1,
+                               .region_factor = region_factor_fixture};
     struct { const ospg_scenario *s; uint64_t w; uint32_t loc, region;
              uint64_t want; } sw[] = {
         {&half, 9, 1, 2, 4},    /* region selected: floor(9 / 2) */
@@ -1015,6 +1042,11 @@ static int contract_checks(void)
         {&free_, UINT64_C(1) << 40, 7, 0, 0},
         {&free_, 5, 8, 1, 5},
         {&half, (UINT64_C(1) << 31) + 1, 1, 2, UINT64_C(1) << 30},
+        {&own, 9, 1, 2, 2},     /* region's own factor 4 */
+        {&own, 9, 7, 5, 0},     /* own factor infinity beats location */
+        {&own, 9, 7, 3, 4},     /* no own factor: location by 2 */
+        {&own, 9, 1, 3, 9},     /* neither */
+        {&own, 9, 1, 0, 9},     /* outside regions: no callback */
     };
     for (size_t i = 0; i < sizeof sw / sizeof sw[0]; i++) {
         uint64_t got = ospg_scaled_work(sw[i].s, sw[i].w, sw[i].loc,

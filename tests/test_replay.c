@@ -316,8 +316,8 @@ int main(int argc, char **argv)
     uint32_t locs[] = {1, 3};
     ospg_scenario scen[3] = {
         {0},
-        {4.0, 0, regions, 2, NULL, 0},
-        {INFINITY, 0, NULL, 0, locs, 2},
+        {.factor = 4.0, .regions = regions, .nregions = 2},
+        {.factor = INFINITY, .locs = locs, .nlocs = 2},
     };
     test_groups(dir);
     for (unsigned i = first; i < first + rounds; i++) {
