@@ -357,6 +357,12 @@ static inline void emit(sink *s, const wrec *w, uint64_t *prev)
         sk_str(s, r->str1, w->n1);
         sk_str(s, r->str2, w->n2);
         break;
+    case TRACE_REGION:
+        sk_varint(s, r->region_id);
+        sk_varint(s, r->region_parent);
+        sk_varint(s, loc_code(r->loc));
+        sk_varint(s, r->factor_milli);
+        break;
     }
 }
 
@@ -436,6 +442,8 @@ static size_t rec_bound(const wrec *w)
         return 1 + 5 + 3 + w->n1 + 3 + w->n2;
     case TRACE_META:
         return 1 + 3 + w->n1 + 3 + w->n2;
+    case TRACE_REGION:
+        return 1 + 3 * 5 + VARINT_MAX;
     default: /* END */
         return 1 + 2 * VARINT_MAX + 5;
     }
@@ -607,6 +615,21 @@ int trace_write_loc(trace_writer *w, uint32_t loc, const char *directive,
     wrec r = {.r = {.type = TRACE_LOC, .loc = loc, .str1 = directive,
                     .str2 = where},
               .n1 = n1, .n2 = n2};
+    return put_rec(w, &r);
+}
+
+int trace_write_region(trace_writer *w, uint32_t id, uint32_t parent,
+                       uint32_t loc, uint64_t factor_milli)
+{
+    if (!w) {
+        errno = EINVAL;
+        return -1;
+    }
+    if (id == 0)
+        return reject(w);
+    wrec r = {.r = {.type = TRACE_REGION, .region_id = id,
+                    .region_parent = parent, .loc = loc,
+                    .factor_milli = factor_milli}};
     return put_rec(w, &r);
 }
 
@@ -1071,6 +1094,8 @@ static int decode(trace_reader *r, trace_rec *rec)
 {
     /* Only the fields a record type uses are set; zero the cheap rest. */
     rec->id = rec->parent = rec->idx = rec->kind = rec->group = 0;
+    rec->region_id = rec->region_parent = 0;
+    rec->factor_milli = 0;
     rec->owner = rec->work = rec->nchildren = 0;
     rec->region = 0;
     rec->ndeps = 0;
@@ -1117,6 +1142,16 @@ static int decode(trace_reader *r, trace_rec *rec)
         if (get_str(r, 0, &rec->str1) < 0 || get_str(r, 1, &rec->str2) < 0)
             return -1;
         break;
+    case TRACE_REGION: {
+        uint64_t rat = here(r);
+        if (get_u32(r, &rec->region_id, "region") < 0 ||
+            get_u32(r, &rec->region_parent, "region") < 0 ||
+            get_loc(r, &rec->loc) < 0 || get_u(r, &rec->factor_milli) < 0)
+            return -1;
+        if (rec->region_id == 0)
+            return fail(r, rat, "region id 0");
+        break;
+    }
     default:
         return fail(r, at, "unknown record type %u", (unsigned)t);
     }

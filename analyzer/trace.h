@@ -32,7 +32,8 @@ typedef enum trace_rec_type {
     TRACE_WORK = 2,  /* parent idx work loc region */
     TRACE_END = 3,   /* id nchildren loc */
     TRACE_LOC = 5,   /* loc directive where */
-    TRACE_META = 6   /* key value */
+    TRACE_META = 6,  /* key value */
+    TRACE_REGION = 7 /* region parent loc factor_milli */
 } trace_rec_type;
 
 typedef struct trace_rec {
@@ -48,6 +49,9 @@ typedef struct trace_rec {
     uint64_t work;     /* WORK */
     uint32_t region;   /* WORK */
     uint64_t nchildren;/* END */
+    uint32_t region_id;    /* REGION: a what-if region path (> 0) */
+    uint32_t region_parent;/* REGION: the enclosing path, 0 = none */
+    uint64_t factor_milli; /* REGION: own factor in thousandths, 0 = none */
     size_t ndeps;      /* BEGIN */
     const ospg_dep *deps;  /* BEGIN: owned by the reader, valid until next */
     const char *str1;  /* LOC: directive kind; META: key (NUL-terminated) */
@@ -79,6 +83,10 @@ int trace_write_end(trace_writer *w, uint64_t id, uint64_t nchildren,
 int trace_write_loc(trace_writer *w, uint32_t loc, const char *directive,
                     const char *where);
 int trace_write_meta(trace_writer *w, const char *key, const char *value);
+/* A what-if region path: id is region (loc, the BEGIN's location) entered
+ * inside path parent; W records name the innermost path in `region`. */
+int trace_write_region(trace_writer *w, uint32_t id, uint32_t parent,
+                       uint32_t loc, uint64_t factor_milli);
 
 /* Writes out the current block (records stay whole: a block never splits a
  * record).  Safe to call from an atexit handler. */

@@ -555,6 +555,39 @@ static int check_blocks(const uint8_t *b, size_t n, size_t bsize,
     return ok;
 }
 
+/* REGION records: written and read back field by field. */
+static void test_region_records(void)
+{
+    char path[128];
+    path_of(path, sizeof path, "region.tr");
+    trace_writer *w = trace_writer_open(path, 0, 64);
+    check(w != NULL, __LINE__, "open");
+    if (!w)
+        return;
+    struct { uint32_t id, parent, loc; uint64_t f; } in[] = {
+        {1, 0, 5, 0}, {2, 1, 6, 4000}, {UINT32_MAX, 2, OSPG_LOC_NONE,
+                                         UINT64_MAX},
+    };
+    for (size_t i = 0; i < 3; i++)
+        check(trace_write_region(w, in[i].id, in[i].parent, in[i].loc,
+                                 in[i].f) == 0, __LINE__, "write %zu", i);
+    check(trace_write_region(w, 0, 0, 1, 0) == -1, __LINE__,
+          "region id 0 refused");
+    trace_writer_close(w);
+    trace_reader *r = trace_reader_open(path);
+    trace_rec rec;
+    for (size_t i = 0; i < 3; i++) {
+        int rc = trace_reader_next(r, &rec);
+        check(rc == 1 && rec.type == TRACE_REGION &&
+                  rec.region_id == in[i].id &&
+                  rec.region_parent == in[i].parent && rec.loc == in[i].loc &&
+                  rec.factor_milli == in[i].f,
+              __LINE__, "region %zu read back", i);
+    }
+    check(trace_reader_next(r, &rec) == 0, __LINE__, "clean end");
+    trace_reader_close(r);
+}
+
 static void test_round_trip(void)
 {
     size_t cap = 3000;
@@ -1122,7 +1155,9 @@ static void test_payload_errors(void)
         {"0300008000", 35, "overlong varint"},
         {"03ffffffffffffffffffff01", 33, "varint longer than 10 bytes"},
         {"0380808080808080808002", 33, "varint overflows 64 bits"},
-        {"0300000107", 36, "unknown record type 7"},
+        {"0300000108", 36, "unknown record type 8"},
+        {"0700000000", 33, "region id 0"},
+        {"07010200", 36, "record runs past the end of its block"},
         {"00", 32, "unknown record type 0"},
         {"04070006", 32, "unknown record type 4"}, /* the removed GROUP */
         {"01020000020607", 39, "record runs past the end of its block"},
@@ -1338,6 +1373,7 @@ int main(void)
     test_threads();
     test_ref_crc();
     test_header_and_image();
+    test_region_records();
     test_round_trip();
     test_block_filling();
     test_worst_case_packing();
