@@ -14,8 +14,11 @@
 
 #include "cli.h"
 #include "loctab.h"
+#include <math.h>
+
 #include "replay.h"
 #include "report.h"
+#include "scenario.h"
 #include "srcloc.h"
 
 #define SHOW_ROWS 12
@@ -23,6 +26,7 @@
 typedef struct meta_sink {
     report_meta *meta;
     int failed;
+    scen_set *ss;       /* regions go here */
 } meta_sink;
 
 static void on_meta(void *arg, const char *key, const char *value)
@@ -94,53 +98,245 @@ static void print_table(const ospg_profile *p, const loctab *lt,
     free(rows);
 }
 
+#define MAX_SPECS 64
+#define MAX_CANDIDATES 12 /* opportunities: locations tried, by critical work */
+
+static const char usage_text[] =
+    "usage: whatif analyze [-o OUTDIR] [-q] [--factors LIST] "
+    "[--speedup WHERE]... [--no-opportunities] TRACE_DIR\n";
+
 int cmd_analyze(int argc, char **argv)
 {
     static const struct option opts[] = {
         {"output", required_argument, NULL, 'o'},
         {"quiet", no_argument, NULL, 'q'},
+        {"factors", required_argument, NULL, 'f'},
+        {"speedup", required_argument, NULL, 's'},
+        {"no-opportunities", no_argument, NULL, 'n'},
         {"help", no_argument, NULL, 'h'},
         {NULL, 0, NULL, 0},
     };
+    analyze_opts ao = {0};
     const char *outdir = NULL;
-    int quiet = 0, c;
+    const char *specs[MAX_SPECS];
+    int c;
+    ao.opportunities = 1;
+    ao.specs = specs;
     optind = 1;
     while ((c = getopt_long(argc, argv, "o:qh", opts, NULL)) != -1) {
         switch (c) {
         case 'o': outdir = optarg; break;
-        case 'q': quiet = 1; break;
-        case 'h':
-            printf("usage: whatif analyze [-o OUTDIR] [-q] TRACE_DIR\n");
-            return 0;
-        default:
-            fprintf(stderr, "usage: whatif analyze [-o OUTDIR] [-q] "
-                            "TRACE_DIR\n");
-            return 2;
+        case 'q': ao.quiet = 1; break;
+        case 'f': ao.factors = optarg; break;
+        case 'n': ao.opportunities = 0; break;
+        case 's':
+            if (ao.nspecs == MAX_SPECS) {
+                fprintf(stderr, "whatif analyze: at most %d --speedup\n",
+                        MAX_SPECS);
+                return 2;
+            }
+            specs[ao.nspecs++] = optarg;
+            break;
+        case 'h': fputs(usage_text, stdout); return 0;
+        default: fputs(usage_text, stderr); return 2;
         }
     }
     if (optind != argc - 1) {
-        fprintf(stderr, "whatif analyze: expected one trace directory "
-                        "(usage: whatif analyze [-o OUTDIR] [-q] TRACE_DIR)\n");
+        fprintf(stderr, "whatif analyze: expected one trace directory\n%s",
+                usage_text);
         return 2;
     }
-    return analyze_trace(argv[optind], outdir ? outdir : argv[optind], quiet);
+    return analyze_trace(argv[optind], outdir ? outdir : argv[optind], &ao);
 }
 
-int analyze_trace(const char *dir, const char *outdir, int quiet)
+static void on_region(void *arg, uint32_t id, uint32_t parent, uint32_t loc,
+                      uint64_t factor_milli)
+{
+    meta_sink *ms = arg;
+    if (scen_add_path(ms->ss, id, parent, loc, factor_milli))
+        ms->failed = 1;
+}
+
+static void on_meta_hook(void *arg, const char *key, const char *value)
+{
+    on_meta(arg, key, value);
+}
+
+static double parallelism(uint64_t work, uint64_t span)
+{
+    return span ? (double)work / (double)span : (work ? INFINITY : 0.0);
+}
+
+/* The location leading scenario s's critical path. */
+static uint32_t leader(const ospg_profile *p, size_t s)
+{
+    uint32_t best = OSPG_LOC_PROGRAM;
+    uint64_t most = 0;
+    for (size_t i = 0; i < p->nlocs; i++)
+        if (p->locs[i].critical[s] > most) {
+            most = p->locs[i].critical[s];
+            best = p->locs[i].loc;
+        }
+    return best;
+}
+
+typedef struct opp_row {
+    uint32_t loc;
+    size_t first;      /* its first scenario */
+    double gain;       /* parallelism at the largest factor / now */
+} opp_row;
+
+static int cmp_opp(const void *a, const void *b)
+{
+    const opp_row *x = a, *y = b;
+    return x->gain < y->gain ? 1 : x->gain > y->gain ? -1
+                                                   : (x->loc > y->loc) -
+                                                         (x->loc < y->loc);
+}
+
+/* opportunities.csv: each candidate's program parallelism per factor, the
+ * factor where it saturates (within 5% of the last factor's), and the
+ * location that then leads the critical path. */
+static int write_opportunities(const char *path, const ospg_profile *base,
+                               const ospg_profile *p, const loctab *lt,
+                               const uint32_t *cand, size_t ncand,
+                               const double *f, size_t nf, char *err,
+                               size_t errlen)
+{
+    opp_row *rows = calloc(ncand ? ncand : 1, sizeof(*rows));
+    FILE *out = fopen(path, "w");
+    if (!rows || !out) {
+        snprintf(err, errlen, "%s: %s", path, out ? "out of memory"
+                                                  : strerror(errno));
+        free(rows);
+        if (out)
+            fclose(out);
+        return -1;
+    }
+    double now = parallelism(base->work, base->span[0]);
+    for (size_t i = 0; i < ncand; i++) {
+        rows[i].loc = cand[i];
+        rows[i].first = 1 + i * nf;
+        rows[i].gain = parallelism(p->work, p->span[rows[i].first + nf - 1]) /
+                       (now > 0 ? now : 1);
+    }
+    qsort(rows, ncand, sizeof(*rows), cmp_opp);
+    fprintf(out, "rank,location,directive,critical_percent,parallelism");
+    for (size_t k = 0; k < nf; k++) {
+        char fac[REPORT_NUMBUF];
+        report_format_factor(fac, f[k]);
+        fprintf(out, ",parallelism_x%s", fac);
+    }
+    fprintf(out, ",saturation_factor,leader_at_saturation,leader_directive\n");
+    char pct[REPORT_NUMBUF], par[REPORT_NUMBUF];
+    for (size_t i = 0; i < ncand; i++) {
+        const opp_row *r = &rows[i];
+        const loctab_entry *e = loctab_get(lt, r->loc);
+        uint64_t crit = 0;
+        for (size_t j = 0; j < base->nlocs; j++)
+            if (base->locs[j].loc == r->loc)
+                crit = base->locs[j].critical[0];
+        report_format_percent(pct, crit, base->span[0]);
+        report_format_parallelism(par, base->work, base->span[0]);
+        fprintf(out, "%zu,\"%s\",%s,%s,%s", i + 1, e ? e->where : "?",
+                e ? e->directive : "unknown", pct, par);
+        double last = parallelism(p->work, p->span[r->first + nf - 1]);
+        size_t sat = nf - 1;
+        for (size_t k = 0; k < nf; k++) {
+            report_format_parallelism(par, p->work, p->span[r->first + k]);
+            fprintf(out, ",%s", par);
+            if (sat == nf - 1 &&
+                parallelism(p->work, p->span[r->first + k]) >= 0.95 * last)
+                sat = k;
+        }
+        char fac[REPORT_NUMBUF];
+        report_format_factor(fac, f[sat]);
+        const loctab_entry *le = loctab_get(lt, leader(p, r->first + sat));
+        fprintf(out, ",%s,\"%s\",%s\n", fac, le ? le->where : "?",
+                le ? le->directive : "unknown");
+    }
+    free(rows);
+    if (fclose(out)) {
+        snprintf(err, errlen, "%s: %s", path, strerror(errno));
+        return -1;
+    }
+    return 0;
+}
+
+/* Candidates for opportunities: the locations holding critical work (the
+ * most first), then every annotated region. */
+static size_t candidates(const ospg_profile *p, const loctab *lt,
+                         uint32_t *out, size_t cap)
+{
+    size_t n = 0;
+    while (n < cap) {
+        uint64_t best = 0;
+        uint32_t pick = 0;
+        int found = 0;
+        for (size_t i = 0; i < p->nlocs; i++) {
+            uint64_t cw = p->locs[i].critical[0];
+            int taken = 0;
+            for (size_t j = 0; j < n; j++)
+                taken |= out[j] == p->locs[i].loc;
+            if (!taken && cw > best) {
+                best = cw;
+                pick = p->locs[i].loc;
+                found = 1;
+            }
+        }
+        if (!found)
+            break;
+        out[n++] = pick;
+    }
+    for (const loctab_entry *e = loctab_first(lt); e && n < 2 * cap;
+         e = loctab_next(lt, e))
+        if (!strcmp(e->directive, "region"))
+            out[n++] = e->id;
+    return n;
+}
+
+/* Every id named like loc (the compiler may emit a directive twice). */
+static size_t same_name(const loctab *lt, uint32_t loc, uint32_t *ids,
+                        size_t cap)
+{
+    const loctab_entry *e = loctab_get(lt, loc);
+    size_t n = 0;
+    if (!e) {
+        ids[0] = loc;
+        return 1;
+    }
+    for (const loctab_entry *f = loctab_first(lt); f && n < cap;
+         f = loctab_next(lt, f))
+        if (!strcmp(f->where, e->where) && !strcmp(f->directive, e->directive))
+            ids[n++] = f->id;
+    return n;
+}
+
+int analyze_trace(const char *dir, const char *outdir,
+                  const analyze_opts *ao)
 {
     int status = 1;
     loctab *named = NULL;
     char err[1024];
-    ospg_profile prof = {0};
+    ospg_profile prof = {0}, opp = {0};
     replay_stats st = {0};
     loctab *lt = loctab_new();
-    meta_sink ms = {report_meta_new(), 0};
-    if (!lt || !ms.meta) {
+    scen_set ss, os;
+    int have_ss = 0, have_os = 0;
+    double *factors = NULL;
+    size_t nf = 0;
+    meta_sink ms = {report_meta_new(), 0, &ss};
+    int quiet = ao ? ao->quiet : 0;
+    if (!lt || !ms.meta || scen_init(&ss)) {
         fprintf(stderr, "whatif analyze: out of memory\n");
         goto out;
     }
-    int replayed = replay_dir(dir, 1, NULL, lt, on_meta, &ms, &prof, &st,
-                              err, sizeof(err));
+    have_ss = 1;
+
+    /* Pass 1: names, metadata and what-if regions. */
+    replay_hooks scan = {on_meta_hook, on_region, &ms, 1};
+    int replayed = replay_dir(dir, 1, NULL, lt, &scan, &prof, NULL, err,
+                              sizeof(err));
     if (report_meta_get(ms.meta, "unsupported")) {
         fprintf(stderr, "whatif analyze: %s: the program ran %s, which "
                         "whatif does not support: no profile\n", dir,
@@ -151,21 +347,46 @@ int analyze_trace(const char *dir, const char *outdir, int quiet)
         fprintf(stderr, "whatif analyze: %s\n", err);
         goto out;
     }
-    if (ms.failed) {
-        fprintf(stderr, "whatif analyze: out of memory\n");
-        goto out;
-    }
     size_t unresolved = 0;
-    if (srcloc_resolve(lt, &named, &unresolved, err, sizeof(err))) {
+    if (ms.failed || srcloc_resolve(lt, &named, &unresolved, err,
+                                    sizeof(err))) {
         fprintf(stderr, "whatif analyze: out of memory\n");
         goto out;
     }
     if (unresolved)
         fprintf(stderr, "whatif: warning: %s\n", err);
-    loctab_free(lt);
-    lt = named;
-    named = NULL;
-    srcloc_merge_profile(&prof, lt);
+
+    const char *flist = ao && ao->factors ? ao->factors
+                        : report_meta_get(ms.meta, "factors")
+                            ? report_meta_get(ms.meta, "factors")
+                            : SCEN_DEFAULT_FACTORS;
+    if (scen_parse_factors(flist, &factors, &nf, err, sizeof(err))) {
+        fprintf(stderr, "whatif analyze: --factors: %s\n", err);
+        status = 2;
+        goto out;
+    }
+    if (scen_add_all_regions(&ss, factors, nf) ||
+        scen_add_each_region(&ss, named, factors, nf) ||
+        scen_add_expected(&ss)) {
+        fprintf(stderr, "whatif analyze: out of memory\n");
+        goto out;
+    }
+    for (size_t i = 0; ao && i < ao->nspecs; i++)
+        if (scen_add_spec(&ss, ao->specs[i], named, factors, nf, err,
+                          sizeof(err))) {
+            fprintf(stderr, "whatif analyze: %s\n", err);
+            status = 2;
+            goto out;
+        }
+
+    /* Pass 2: the profile, in every scenario. */
+    replay_hooks none = {0};
+    if (replay_dir(dir, ss.n, ss.scen, lt, &none, &prof, &st, err,
+                   sizeof(err))) {
+        fprintf(stderr, "whatif analyze: %s\n", err);
+        goto out;
+    }
+    srcloc_merge_profile(&prof, named);
     char num[32];
     snprintf(num, sizeof(num), "%zu", st.streams);
     report_meta_set(ms.meta, "trace_streams", num);
@@ -176,17 +397,77 @@ int analyze_trace(const char *dir, const char *outdir, int quiet)
     report_meta_set(ms.meta, "analyzer_peak_live_nodes", num);
     report_meta_set(ms.meta, "analyzer_version", WHATIF_VERSION);
 
-    if (report_write_all(outdir, &prof, lt, ms.meta, err, sizeof(err))) {
+    if (report_write_all(outdir, &prof, named, ms.meta,
+                         (const char *const *)ss.names, ss.factors, err,
+                         sizeof(err))) {
         fprintf(stderr, "whatif analyze: %s\n", err);
         goto out;
     }
+    char path[4096];
+    if (ss.n > 1) {
+        snprintf(path, sizeof(path), "%s/whatif.csv", outdir);
+        if (report_write_whatif_csv(path, &prof, named,
+                                    (const char *const *)ss.names, ss.factors,
+                                    err, sizeof(err))) {
+            fprintf(stderr, "whatif analyze: %s\n", err);
+            goto out;
+        }
+    }
+
+    /* Pass 3: automatic opportunities. */
+    if (!ao || ao->opportunities) {
+        uint32_t cand[2 * MAX_CANDIDATES];
+        size_t nc = candidates(&prof, named, cand, MAX_CANDIDATES);
+        if (scen_init(&os)) {
+            fprintf(stderr, "whatif analyze: out of memory\n");
+            goto out;
+        }
+        have_os = 1;
+        for (size_t i = 0; i < nc; i++) {
+            for (size_t p = 1; p < ss.npaths; p++)
+                if (ss.paths[p].defined &&
+                    scen_add_path(&os, (uint32_t)p, ss.paths[p].parent,
+                                  ss.paths[p].loc, 0))
+                    goto nomem;
+            const loctab_entry *e = loctab_get(named, cand[i]);
+            uint32_t ids[64];
+            size_t nids = same_name(named, cand[i], ids, 64);
+            if (e && !strcmp(e->directive, "region")) {
+                if (scen_add_spec(&os, e->where, named, factors, nf, err,
+                                  sizeof(err)))
+                    goto nomem;
+            } else if (scen_add_locs(&os, e ? e->where : "?", ids, nids,
+                                     factors, nf)) {
+                goto nomem;
+            }
+        }
+        if (nc && replay_dir(dir, os.n, os.scen, lt, &none, &opp, NULL, err,
+                             sizeof(err)) == 0) {
+            snprintf(path, sizeof(path), "%s/opportunities.csv", outdir);
+            if (write_opportunities(path, &prof, &opp, named, cand, nc,
+                                    factors, nf, err, sizeof(err)))
+                fprintf(stderr, "whatif analyze: %s\n", err);
+        }
+    }
+
     if (!quiet) {
-        print_table(&prof, lt, report_meta_get(ms.meta, "metric"));
-        printf("wrote %s/profile.csv, run.json, profile.db\n", outdir);
+        print_table(&prof, named, report_meta_get(ms.meta, "metric"));
+        printf("wrote %s/profile.csv, run.json, profile.db%s%s\n", outdir,
+               ss.n > 1 ? ", whatif.csv" : "",
+               (!ao || ao->opportunities) ? ", opportunities.csv" : "");
     }
     status = 0;
+    goto out;
+nomem:
+    fprintf(stderr, "whatif analyze: out of memory\n");
 out:
     ospg_profile_free(&prof);
+    ospg_profile_free(&opp);
+    if (have_ss)
+        scen_free(&ss);
+    if (have_os)
+        scen_free(&os);
+    free(factors);
     loctab_free(named);
     loctab_free(lt);
     report_meta_free(ms.meta);

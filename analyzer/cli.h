@@ -9,8 +9,18 @@
 int cmd_analyze(int argc, char **argv);
 int cmd_run(int argc, char **argv);
 
-/* Replays the trace in dir and writes the profile into outdir; prints the
- * head of the profile unless quiet.  Returns an exit status. */
-int analyze_trace(const char *dir, const char *outdir, int quiet);
+typedef struct analyze_opts {
+    int quiet;            /* do not print the profile */
+    const char *factors;  /* "2,4,inf"; NULL: the run's or the default */
+    const char **specs;   /* --speedup locations */
+    size_t nspecs;
+    int opportunities;    /* write opportunities.csv */
+} analyze_opts;
+
+/* Replays the trace in dir and writes the profile, the what-if scenarios
+ * and the opportunities into outdir; prints the head of the profile unless
+ * quiet.  ao may be NULL (defaults).  Returns an exit status. */
+int analyze_trace(const char *dir, const char *outdir,
+                  const analyze_opts *ao);
 
 #endif

@@ -53,8 +53,7 @@ typedef struct stream {
 typedef struct replay {
     ospg *g;
     loctab *lt;
-    replay_meta_fn meta_fn;
-    void *meta_arg;
+    const replay_hooks *hooks;
     id_entry *nodes;
     id_entry *groups;
     id_entry *last;     /* the node found last: W records repeat parents */
@@ -199,6 +198,10 @@ static int apply(replay *rp, stream *s)
     id_entry *p, *e, *gr = NULL;
     int rc = 0;
 
+    /* A scan reads names, metadata and regions only. */
+    if (rp->hooks && rp->hooks->scan_only && r->type != TRACE_LOC &&
+        r->type != TRACE_META && r->type != TRACE_REGION)
+        return 1;
     switch (r->type) {
     case TRACE_BEGIN:
         if (!(p = find_node(rp, r->parent)))
@@ -251,8 +254,13 @@ static int apply(replay *rp, stream *s)
         }
         return 1;
     case TRACE_META:
-        if (rp->meta_fn)
-            rp->meta_fn(rp->meta_arg, r->str1, r->str2);
+        if (rp->hooks && rp->hooks->meta)
+            rp->hooks->meta(rp->hooks->arg, r->str1, r->str2);
+        return 1;
+    case TRACE_REGION:
+        if (rp->hooks && rp->hooks->region)
+            rp->hooks->region(rp->hooks->arg, r->region_id, r->region_parent,
+                              r->loc, r->factor_milli);
         return 1;
     }
     set_err(rp, "%s: byte %llu: unknown record", s->name,
@@ -292,9 +300,9 @@ static long step(replay *rp, stream *s, replay_stats *st)
 }
 
 int replay_files(const char *const *paths, size_t npaths, size_t nscen,
-                 const ospg_scenario *scen, loctab *lt, replay_meta_fn meta_fn,
-                 void *meta_arg, ospg_profile *out, replay_stats *stats,
-                 char *err, size_t errlen)
+                 const ospg_scenario *scen, loctab *lt,
+                 const replay_hooks *hooks, ospg_profile *out,
+                 replay_stats *stats, char *err, size_t errlen)
 {
     replay rp = {0};
     replay_stats st = {0};
@@ -303,8 +311,7 @@ int replay_files(const char *const *paths, size_t npaths, size_t nscen,
 
     memset(out, 0, sizeof(*out));
     rp.lt = lt;
-    rp.meta_fn = meta_fn;
-    rp.meta_arg = meta_arg;
+    rp.hooks = hooks;
     rp.err = err;
     rp.errlen = errlen;
     rp.g = ospg_new(nscen, scen);
@@ -376,6 +383,10 @@ int replay_files(const char *const *paths, size_t npaths, size_t nscen,
     }
     for (size_t i = 0; i < npaths; i++)
         st.bytes += trace_reader_offset(ss[i].rd);
+    if (hooks && hooks->scan_only) {
+        ret = 0;
+        goto out;
+    }
     if (!rp.root_ended) {
         set_err(&rp,
                 "%s: the trace has no end-of-program record (%llu nodes "
@@ -427,9 +438,8 @@ static int cmp_str(const void *a, const void *b)
 }
 
 int replay_dir(const char *dir, size_t nscen, const ospg_scenario *scen,
-               loctab *lt, replay_meta_fn meta_fn, void *meta_arg,
-               ospg_profile *out, replay_stats *stats, char *err,
-               size_t errlen)
+               loctab *lt, const replay_hooks *hooks, ospg_profile *out,
+               replay_stats *stats, char *err, size_t errlen)
 {
     DIR *d = opendir(dir);
     char **paths = NULL;
@@ -472,8 +482,8 @@ int replay_dir(const char *dir, size_t nscen, const ospg_scenario *scen,
         goto done;
     }
     qsort(paths, n, sizeof(*paths), cmp_str);
-    ret = replay_files((const char *const *)paths, n, nscen, scen, lt,
-                       meta_fn, meta_arg, out, stats, err, errlen);
+    ret = replay_files((const char *const *)paths, n, nscen, scen, lt, hooks,
+                       out, stats, err, errlen);
     goto done;
 nomem:
     snprintf(err, errlen, "%s: out of memory", dir);

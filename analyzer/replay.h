@@ -18,7 +18,14 @@
 #define REPLAY_STREAM_PREFIX "thread-"
 #define REPLAY_STREAM_SUFFIX ".wit"
 
-typedef void (*replay_meta_fn)(void *arg, const char *key, const char *value);
+/* What the replay tells its caller besides the graph (all may be NULL). */
+typedef struct replay_hooks {
+    void (*meta)(void *arg, const char *key, const char *value);
+    void (*region)(void *arg, uint32_t id, uint32_t parent, uint32_t loc,
+                   uint64_t factor_milli);
+    void *arg;
+    int scan_only;  /* read names, metadata and regions; skip the graph */
+} replay_hooks;
 
 typedef struct replay_stats {
     uint64_t records;
@@ -28,19 +35,19 @@ typedef struct replay_stats {
 } replay_stats;
 
 /* Replays the trace files paths[0..npaths) into a fresh builder with the
- * given scenarios, defines their locations in lt, passes META records to
- * meta_fn (may be NULL), and computes *out.  Returns 0, or -1 with one line
- * in err ("FILE: byte N: what", or what is missing); *out is then empty. */
+ * given scenarios, defines their locations in lt, passes META and REGION
+ * records to the hooks (may be NULL), and computes *out (left empty with
+ * hooks->scan_only).  Returns 0, or -1 with one line in err ("FILE: byte
+ * N: what", or what is missing); *out is then empty. */
 int replay_files(const char *const *paths, size_t npaths, size_t nscen,
-                 const ospg_scenario *scen, loctab *lt, replay_meta_fn meta_fn,
-                 void *meta_arg, ospg_profile *out, replay_stats *stats,
-                 char *err, size_t errlen);
+                 const ospg_scenario *scen, loctab *lt,
+                 const replay_hooks *hooks, ospg_profile *out,
+                 replay_stats *stats, char *err, size_t errlen);
 
 /* Lists the stream files of a trace directory (sorted by name) and replays
  * them.  A directory with no stream file is an error. */
 int replay_dir(const char *dir, size_t nscen, const ospg_scenario *scen,
-               loctab *lt, replay_meta_fn meta_fn, void *meta_arg,
-               ospg_profile *out, replay_stats *stats, char *err,
-               size_t errlen);
+               loctab *lt, const replay_hooks *hooks, ospg_profile *out,
+               replay_stats *stats, char *err, size_t errlen);
 
 #endif

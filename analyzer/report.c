@@ -369,6 +369,45 @@ static int csv_cmp(const void *pa, const void *pb)
     return c;
 }
 
+/* The rows after the program row, in the contract's order: *items and
+ * *order are the caller's to free.  Returns 0, or -1 when out of memory. */
+static int sorted_rows(const ospg_profile *p, size_t scen, const loctab *lt,
+                       csv_item **items_out, csv_item ***order_out,
+                       size_t *n_out)
+{
+    uint64_t pspan = p->span[scen];
+    csv_item *items = NULL;
+    csv_item **order = NULL;
+    size_t n = 0;
+    if (p->nlocs) {
+        items = malloc(p->nlocs * sizeof *items);
+        order = malloc(p->nlocs * sizeof *order);
+        if (!items || !order) {
+            free(items);
+            free(order);
+            return -1;
+        }
+    }
+    for (size_t i = 0; i < p->nlocs; i++) {
+        const ospg_loc_stat *st = &p->locs[i];
+        if (st->loc == OSPG_LOC_PROGRAM)
+            continue;
+        if (st->instances == 0 && st->critical[scen] == 0)
+            continue;
+        csv_item *it = &items[n];
+        it->st = st;
+        it->crit_key = pspan ? st->critical[scen] : 0;
+        resolve_name(lt, st->loc, &it->name);
+        order[n++] = it;
+    }
+    if (n > 1)
+        qsort(order, n, sizeof *order, csv_cmp);
+    *items_out = items;
+    *order_out = order;
+    *n_out = n;
+    return 0;
+}
+
 /* Checks the arguments common to both CSV entry points. */
 static int csv_check(const char *name, const ospg_profile *p, size_t scen,
                      char *err, size_t errlen)
@@ -398,34 +437,13 @@ int report_fprint_profile_csv(FILE *f, const char *name,
         return -1;
     }
     uint64_t pspan = p->span[scen];
-
-    csv_item *items = NULL;
-    csv_item **order = NULL;
-    size_t n = 0;
-    if (p->nlocs) {
-        items = malloc(p->nlocs * sizeof *items);
-        order = malloc(p->nlocs * sizeof *order);
-        if (!items || !order) {
-            free(items);
-            free(order);
-            set_msg(err, errlen, "%s: out of memory", name);
-            return -1;
-        }
+    csv_item *items;
+    csv_item **order;
+    size_t n;
+    if (sorted_rows(p, scen, lt, &items, &order, &n)) {
+        set_msg(err, errlen, "%s: out of memory", name);
+        return -1;
     }
-    for (size_t i = 0; i < p->nlocs; i++) {
-        const ospg_loc_stat *st = &p->locs[i];
-        if (st->loc == OSPG_LOC_PROGRAM)
-            continue;
-        if (st->instances == 0 && st->critical[scen] == 0)
-            continue;
-        csv_item *it = &items[n];
-        it->st = st;
-        it->crit_key = pspan ? st->critical[scen] : 0;
-        resolve_name(lt, st->loc, &it->name);
-        order[n++] = it;
-    }
-    if (n > 1)
-        qsort(order, n, sizeof *order, csv_cmp);
 
     out o = { f, 0 };
     outs(&o, "location,directive,instances,work,span,parallelism,"
@@ -888,7 +906,8 @@ static int path_in(char *buf, size_t len, const char *dir, const char *name,
 }
 
 int report_write_all(const char *dir, const ospg_profile *p, const loctab *lt,
-                     const report_meta *meta, char *err, size_t errlen)
+                     const report_meta *meta, const char *const *scen_names,
+                     const double *scen_factors, char *err, size_t errlen)
 {
     if (mkdir(dir, 0777) && errno != EEXIST) {
         if (err && errlen)
@@ -902,7 +921,81 @@ int report_write_all(const char *dir, const ospg_profile *p, const loctab *lt,
         path_in(path, sizeof(path), dir, "run.json", err, errlen) ||
         report_write_run_json(path, meta, p, err, errlen) ||
         path_in(path, sizeof(path), dir, "profile.db", err, errlen) ||
-        report_write_db(path, p, lt, meta, NULL, NULL, err, errlen))
+        report_write_db(path, p, lt, meta, scen_names, scen_factors, err,
+                        errlen))
         return -1;
     return 0;
+}
+
+/* whatif.csv: one block of rows per what-if scenario (1 .. nscen-1). */
+static void whatif_row(out *o, const char *scen_name, const char *factor,
+                       const char *where, const char *directive,
+                       uint64_t work, uint64_t span, uint64_t critical,
+                       uint64_t program_span)
+{
+    char par[REPORT_NUMBUF], pct[REPORT_NUMBUF];
+    report_format_parallelism(par, work, span);
+    report_format_percent(pct, critical, program_span);
+    csv_field(o, scen_name);
+    outf(o, ",%s,", factor);
+    csv_field(o, where);
+    outc(o, ',');
+    csv_field(o, directive);
+    outf(o, ",%" PRIu64 ",%" PRIu64 ",%s,%" PRIu64 ",%s\n", work, span, par,
+         critical, pct);
+}
+
+void report_format_factor(char buf[REPORT_NUMBUF], double factor)
+{
+    if (isinf(factor))
+        snprintf(buf, REPORT_NUMBUF, "inf");
+    else if (!(factor > 0))
+        snprintf(buf, REPORT_NUMBUF, "own");
+    else
+        snprintf(buf, REPORT_NUMBUF, "%g", factor);
+}
+
+int report_write_whatif_csv(const char *path, const ospg_profile *p,
+                            const loctab *lt, const char *const *names,
+                            const double *factors, char *err, size_t errlen)
+{
+    clear_msg(err, errlen);
+    FILE *f = fopen(path, "w");
+    if (!f) {
+        set_msg(err, errlen, "%s: %s", path, strerror(errno));
+        return -1;
+    }
+    out o = { f, 0 };
+    outs(&o, "scenario,factor,location,directive,work,span,parallelism,"
+             "critical_work,critical_percent\n");
+    for (size_t s = 1; s < p->nscen; s++) {
+        csv_item *items;
+        csv_item **order;
+        size_t n;
+        if (sorted_rows(p, s, lt, &items, &order, &n)) {
+            fclose(f);
+            set_msg(err, errlen, "%s: out of memory", path);
+            return -1;
+        }
+        char fac[REPORT_NUMBUF];
+        report_format_factor(fac, factors ? factors[s] : 0);
+        const char *name = names && names[s] ? names[s] : "scenario";
+        const ospg_loc_stat *ps = program_stat(p);
+        whatif_row(&o, name, fac, "program", "program", p->work, p->span[s],
+                   ps ? ps->critical[s] : 0, p->span[s]);
+        for (size_t i = 0; i < n; i++) {
+            const ospg_loc_stat *st = order[i]->st;
+            whatif_row(&o, name, fac, order[i]->name.where,
+                       order[i]->name.directive, st->work, st->span[s],
+                       st->critical[s], p->span[s]);
+        }
+        free(items);
+        free(order);
+    }
+    int rc = out_finish(&o, path, err, errlen);
+    if (fclose(f) && rc == 0) {
+        set_msg(err, errlen, "%s: %s", path, strerror(errno));
+        rc = -1;
+    }
+    return rc;
 }

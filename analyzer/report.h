@@ -101,10 +101,22 @@ int report_write_db(const char *path, const ospg_profile *p, const loctab *lt,
                     const report_meta *meta, const char *const *scen_names,
                     const double *scen_factors, char *err, size_t errlen);
 
+/* whatif.csv (docs/output.md): for every scenario 1 .. p->nscen-1 its
+ * program row, then its locations in the profile's order, with columns
+ * scenario,factor,location,directive,work,span,parallelism,critical_work,
+ * critical_percent.  names[s] and factors[s] label scenario s (a factor of
+ * 0 prints "own": the regions' own factors).  Returns 0 or -1 with err. */
+int report_write_whatif_csv(const char *path, const ospg_profile *p,
+                            const loctab *lt, const char *const *names,
+                            const double *factors, char *err, size_t errlen);
+/* A factor as whatif.csv prints it: "2", "64", "inf", "own". */
+void report_format_factor(char buf[REPORT_NUMBUF], double factor);
+
 /* The three outputs of a run into dir (created if missing): profile.csv
  * (scenario 0), run.json and profile.db.  Returns 0, or -1 with one line
  * in err; earlier files may then exist. */
 int report_write_all(const char *dir, const ospg_profile *p, const loctab *lt,
-                     const report_meta *meta, char *err, size_t errlen);
+                     const report_meta *meta, const char *const *scen_names,
+                     const double *scen_factors, char *err, size_t errlen);
 
 #endif

@@ -20,12 +20,15 @@
 
 #include "cli.h"
 #include "counter.h"
+#include "scenario.h"
 
 static void usage(FILE *f)
 {
     fprintf(f, "usage: whatif run [-o DIR] [--mode online|offline|both] "
-               "[--metric M] [--no-analyze] [-q] -- PROGRAM [ARGS...]\n"
-               "  metrics: %s\n", counter_names());
+               "[--metric M] [--factors LIST] [--no-analyze] [-q] -- "
+               "PROGRAM [ARGS...]\n"
+               "  metrics: %s\n  factors: what-if speed-ups, default %s\n",
+               counter_names(), SCEN_DEFAULT_FACTORS);
 }
 
 /* Prints the head of a profile.csv written by the profiled program.
@@ -71,12 +74,14 @@ int cmd_run(int argc, char **argv)
         {"output", required_argument, NULL, 'o'},
         {"mode", required_argument, NULL, 'm'},
         {"metric", required_argument, NULL, 'M'},
+        {"factors", required_argument, NULL, 'F'},
         {"no-analyze", no_argument, NULL, 'n'},
         {"quiet", no_argument, NULL, 'q'},
         {"help", no_argument, NULL, 'h'},
         {NULL, 0, NULL, 0},
     };
     const char *out = "whatif-out", *metric_name = NULL, *mode = "online";
+    const char *factors = NULL;
     int analyze = 1, quiet = 0, c;
     optind = 1;
     while ((c = getopt_long(argc, argv, "+o:qh", opts, NULL)) != -1) {
@@ -92,6 +97,7 @@ int cmd_run(int argc, char **argv)
             mode = optarg;
             break;
         case 'M': metric_name = optarg; break;
+        case 'F': factors = optarg; break;
         case 'n': analyze = 0; break;
         case 'q': quiet = 1; break;
         case 'h': usage(stdout); return 0;
@@ -105,6 +111,15 @@ int cmd_run(int argc, char **argv)
     }
     char err[512], tool[PATH_MAX + 32];
     counter_metric m;
+    if (factors) {
+        double *fv;
+        size_t nf;
+        if (scen_parse_factors(factors, &fv, &nf, err, sizeof(err))) {
+            fprintf(stderr, "whatif run: --factors: %s\n", err);
+            return 2;
+        }
+        free(fv);
+    }
     if (counter_choose(metric_name, &m, err, sizeof(err))) {
         fprintf(stderr, "whatif run: --metric: %s\n", err);
         return 2;
@@ -145,6 +160,8 @@ int cmd_run(int argc, char **argv)
             setenv("WHATIF_METRIC", metric_name, 1);
         else
             unsetenv("WHATIF_METRIC");
+        if (factors)
+            setenv("WHATIF_FACTORS", factors, 1);
         execvp(argv[optind], argv + optind);
         fprintf(stderr, "whatif run: %s: %s\n", argv[optind],
                 strerror(errno));
@@ -171,7 +188,9 @@ int cmd_run(int argc, char **argv)
         snprintf(csv, sizeof(csv), "%s/profile.csv", out);
         st = show_profile_csv(csv, quiet);
     } else if (analyze) {
-        st = analyze_trace(trace_dir, out, quiet);
+        analyze_opts ao = {.quiet = quiet, .factors = factors,
+                           .opportunities = 1};
+        st = analyze_trace(trace_dir, out, &ao);
     }
     return prog_status ? prog_status : st;
 }

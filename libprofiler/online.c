@@ -38,9 +38,28 @@ static void on_release(void *arg, void *user)
     free(e);
 }
 
-int online_setup(void)
+static size_t nscen = 1;
+static ospg_scenario *scen;
+static const char **scen_names;
+static double *scen_factors;
+
+int online_setup(const double *factors, size_t nf)
 {
-    graph = ospg_new(1, NULL);
+    nscen = 1 + nf;
+    scen = calloc(nscen, sizeof(*scen));
+    scen_names = calloc(nscen, sizeof(*scen_names));
+    scen_factors = calloc(nscen, sizeof(*scen_factors));
+    if (!scen || !scen_names || !scen_factors)
+        return -1;
+    scen_names[0] = "measured";
+    scen_factors[0] = 1;
+    for (size_t i = 0; i < nf; i++) {
+        scen[1 + i].factor = factors[i];
+        scen[1 + i].all_regions = 1;
+        scen_names[1 + i] = "all";
+        scen_factors[1 + i] = factors[i];
+    }
+    graph = ospg_new(nscen, scen);
     locs = loctab_new();
     meta = report_meta_new();
     if (!graph || !locs || !meta)
@@ -98,11 +117,12 @@ out:
     return n;
 }
 
-void online_work(ospg_node *parent, uint64_t idx, uint64_t work, uint32_t loc)
+void online_work(ospg_node *parent, uint64_t idx, uint64_t work, uint32_t loc,
+                 uint32_t region)
 {
     pthread_mutex_lock(&lock);
     if (!failed && !closed) {
-        int rc = parent ? ospg_work(graph, parent, idx, work, loc, 0)
+        int rc = parent ? ospg_work(graph, parent, idx, work, loc, region)
                         : OSPG_ERR_STATE;
         if (rc)
             note_failure("work", rc);
@@ -177,8 +197,16 @@ int online_finish(uint64_t root_nchildren, int partial, const char *dir,
         goto out;
     }
     srcloc_merge_profile(&prof, named);
-    if (report_write_all(dir, &prof, named, meta, err, errlen))
+    if (report_write_all(dir, &prof, named, meta, scen_names, scen_factors,
+                         err, errlen))
         goto out;
+    if (nscen > 1) {
+        char path[4200];
+        snprintf(path, sizeof(path), "%s/whatif.csv", dir);
+        if (report_write_whatif_csv(path, &prof, named, scen_names,
+                                    scen_factors, err, errlen))
+            goto out;
+    }
     if (unresolved)
         snprintf(err, errlen, "warning: %s", warn);
     else

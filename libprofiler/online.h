@@ -16,8 +16,10 @@
 
 #include "ospg.h"
 
-/* Creates the builder.  Returns 0 or -1 (out of memory). */
-int online_setup(void);
+/* Creates the builder with the measured profile plus, for each of the nf
+ * factors, a what-if scenario speeding up every annotated region ("all").
+ * Returns 0 or -1 (out of memory). */
+int online_setup(const double *factors, size_t nf);
 
 /* The root node (the program). */
 ospg_node *online_root(void);
@@ -29,7 +31,7 @@ ospg_node *online_begin(ospg_node *parent, uint64_t idx, ospg_kind kind,
                         uint32_t loc, uint64_t group, ospg_node *owner,
                         const ospg_dep *deps, size_t ndeps);
 void online_work(ospg_node *parent, uint64_t idx, uint64_t work,
-                 uint32_t loc);
+                 uint32_t loc, uint32_t region);
 void online_end(ospg_node *node, uint64_t nchildren, uint32_t loc);
 void online_loc(uint32_t loc, const char *directive, const char *where);
 void online_meta(const char *key, const char *value);

@@ -15,7 +15,7 @@
 
 static const char *const dir_names[DIR_COUNT] = {
     "parallel", "loop", "sections", "single", "masked", "critical", "lock",
-    "ordered", "task", "taskloop", "taskgroup", "taskwait",
+    "ordered", "task", "taskloop", "taskgroup", "taskwait", "region",
 };
 
 typedef struct loc_key {

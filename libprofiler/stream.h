@@ -45,7 +45,7 @@ static inline uint64_t stream_new_id(stream_thread *st)
 enum {
     DIR_PARALLEL, DIR_LOOP, DIR_SECTIONS, DIR_SINGLE, DIR_MASKED,
     DIR_CRITICAL, DIR_LOCK, DIR_ORDERED, DIR_TASK, DIR_TASKLOOP,
-    DIR_TASKGROUP, DIR_TASKWAIT, DIR_COUNT
+    DIR_TASKGROUP, DIR_TASKWAIT, DIR_REGION, DIR_COUNT
 };
 
 /* The location id of the directive at return address code. */

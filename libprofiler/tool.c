@@ -28,6 +28,8 @@
 
 #include "counter.h"
 #include "online.h"
+#include "regions.h"
+#include "scenario.h"
 #include "stream.h"
 
 #define LOC_STACK 32
@@ -47,6 +49,7 @@ typedef struct region {
     uint32_t loc;
     uint64_t uid;
     pthread_mutex_t lock;    /* phase changes */
+    uint32_t path;           /* what-if region path its threads inherit */
     struct tctx *parent;     /* the encountering task */
 } region;
 
@@ -94,6 +97,8 @@ typedef struct tctx {
     cnode loop_owner;
     uint32_t loop_loc;
     uint32_t taskloop_loc;
+    uint32_t path;           /* innermost what-if region path, 0: none */
+    uint32_t base_path;      /* the path the task started in */
     /* explicit tasks whose begin record waits for their depend items */
     int begin_pending;
     cnode pend_parent;
@@ -122,6 +127,7 @@ static tctx initial_ctx;
 static int finalized;
 static char cmdline[4096];
 static char runtime_name[256];
+static char factor_list[256];
 static uint64_t cpu_before_tool; /* initial thread's CPU ns at tool start */
 static uint64_t cpu_origin;      /* ... when the program proper began */
 
@@ -224,14 +230,15 @@ static inline uint32_t cur_loc(const tctx *c)
 }
 
 /* Ends the running fragment: its work becomes a W-node. */
-/* Adds a W-node under p. */
+/* Adds a W-node under p, inside the running task's what-if region. */
 static void emit_work(tstate *ts, cnode *p, uint64_t work, uint32_t loc)
 {
     uint64_t idx = p->nkids++;
+    uint32_t region = ts->ctx ? ts->ctx->path : 0;
     if (mode_offline && ts->ok)
-        trace_write_work(ts->st.w, p->id, idx, work, loc, 0);
+        trace_write_work(ts->st.w, p->id, idx, work, loc, region);
     if (mode_online)
-        online_work(p->on, idx, work, loc);
+        online_work(p->on, idx, work, loc, region);
 }
 
 /* Ends the running fragment and returns its work (0: none). */
@@ -247,6 +254,7 @@ static uint64_t frag_take(tstate *ts)
 }
 
 static void materialize_block(tstate *ts, tctx *c);
+static void close_regions(tctx *c);
 
 /* Ends the running fragment: its work becomes a W-node. */
 static void frag_close(tstate *ts)
@@ -531,6 +539,7 @@ static void on_parallel_begin(ompt_data_t *enc_data, const ompt_frame_t *frame,
     r->loc = stream_loc(&ts->st, code, DIR_PARALLEL);
     r->team = requested;
     r->parent = c;
+    r->path = c->path;
     cnode *p = cur(c);
     begin_node(ts, &r->par, p, p->nkids++, OSPG_S, r->loc, 0, NULL);
     begin_node(ts, &r->phase, &r->par, r->par.nkids++, OSPG_S, OSPG_LOC_NONE,
@@ -609,6 +618,7 @@ static void on_implicit_task(ompt_scope_endpoint_t endpoint,
             return;
         c->kind = CTX_IMPLICIT;
         c->region = r;
+        c->path = c->base_path = r->path;
         c->index = index;
         c->base_loc = r->loc;
         atomic_store(&r->team, actual);
@@ -628,6 +638,7 @@ static void on_implicit_task(ompt_scope_endpoint_t endpoint,
             return;
         frag_close(ts);
         end_share(ts, c);
+        close_regions(c);
         if (ts->ctx == c)
             ts->ctx = NULL;
         task_data->ptr = NULL;
@@ -941,6 +952,7 @@ static void on_task_create(ompt_data_t *enc_data, const ompt_frame_t *frame,
         return;
     }
     t->kind = CTX_EXPLICIT;
+    t->path = t->base_path = c->path;
     t->base_loc = c->taskloop_loc ? c->taskloop_loc
                                   : stream_loc(&ts->st, code, DIR_TASK);
     cnode *parent;
@@ -999,6 +1011,7 @@ static void on_task_schedule(ompt_data_t *prior_data,
         end_frames(ts, p);
         end_scope(ts, p, OSPG_LOC_NONE);
         end_node(ts, &p->node, OSPG_LOC_NONE);
+        close_regions(p);
         prior_data->ptr = NULL;
         free_frames(p);
         free(p);
@@ -1007,6 +1020,76 @@ static void on_task_schedule(ompt_data_t *prior_data,
     ts->ctx = n;
     if (n && !n->waiting)
         frag_open(ts);
+}
+
+/* ---- What-if regions (include/whatif.h) ---- */
+
+#define WHATIF_CMD_BEGIN 0x5747
+#define WHATIF_CMD_END 0x5748
+
+static atomic_int warned_unbalanced;
+
+/* One line, once per run: annotations are the user's, never fatal. */
+static void warn_unbalanced(const char *what, const void *code)
+{
+    if (atomic_exchange(&warned_unbalanced, 1))
+        return;
+    Dl_info info;
+    uintptr_t pc = (uintptr_t)code - 1;
+    if (code && dladdr((const void *)pc, &info) && info.dli_fname)
+        fprintf(stderr, "whatif: warning: %s (%s+0x%lx); further ones are "
+                        "not reported\n", what, info.dli_fname,
+                (unsigned long)(pc - (uintptr_t)info.dli_fbase));
+    else
+        fprintf(stderr, "whatif: warning: %s; further ones are not "
+                        "reported\n", what);
+}
+
+/* A task ends with a region still open: close it quietly but say so. */
+static void close_regions(tctx *c)
+{
+    if (c->path != c->base_path) {
+        warn_unbalanced("a task or thread ended inside a __WHATIF_BEGIN__ "
+                        "region without __WHATIF_END__", NULL);
+        c->path = c->base_path;
+    }
+}
+
+static void record_region(tstate *ts, uint32_t path, uint32_t parent,
+                          uint32_t loc, uint64_t factor_milli)
+{
+    if (mode_offline && ts->ok)
+        trace_write_region(ts->st.w, path, parent, loc, factor_milli);
+}
+
+static int on_control_tool(uint64_t command, uint64_t modifier, void *arg,
+                           const void *code)
+{
+    (void)arg;
+    if (command != WHATIF_CMD_BEGIN && command != WHATIF_CMD_END)
+        return 0;
+    tstate *ts = enter();
+    tctx *c = ts ? ts->ctx : NULL;
+    if (!c)
+        return 0;
+    frag_close(ts);
+    if (command == WHATIF_CMD_BEGIN) {
+        int is_new;
+        uint32_t loc = stream_loc(&ts->st, code, DIR_REGION);
+        uint64_t factor = (int64_t)modifier > 0 ? modifier : 0;
+        uint32_t path = regions_enter(c->path, loc, factor, &is_new);
+        if (is_new)
+            record_region(ts, path, c->path, loc, factor);
+        if (path)
+            c->path = path;
+    } else if (c->path == c->base_path) {
+        warn_unbalanced("__WHATIF_END__ without a matching __WHATIF_BEGIN__ "
+                        "in the same task", code);
+    } else {
+        c->path = regions_parent(c->path);
+    }
+    frag_open(ts);
+    return 0;
 }
 
 /* ---- Start-up and shutdown ---- */
@@ -1140,6 +1223,7 @@ static int on_initialize(ompt_function_lookup_t lookup, int device,
     REGISTER(ompt_callback_mutex_acquired, on_mutex_acquired);
     REGISTER(ompt_callback_mutex_released, on_mutex_released);
     REGISTER(ompt_callback_target_emi, on_target);
+    REGISTER(ompt_callback_control_tool, on_control_tool);
     active = 1;
     atexit(at_exit);
     return 1;
@@ -1188,6 +1272,11 @@ static void write_meta(void)
         if (mode_online)
             online_meta(pairs[i][0], pairs[i][1]);
     }
+    if (factor_list[0]) {
+        stream_meta(&ts->st, "factors", factor_list);
+        if (mode_online)
+            online_meta("factors", factor_list);
+    }
 }
 
 static ompt_start_tool_result_t result = {on_initialize, on_finalize, {0}};
@@ -1234,7 +1323,24 @@ ompt_start_tool(unsigned int omp_version,
         fprintf(stderr, "whatif: WHATIF_OUT: %s; profiling disabled\n", err);
         return NULL;
     }
-    if (mode_online && online_setup()) {
+    /* What-if factors: asked for, or the default sweep when the program
+     * carries whatif.h annotations. */
+    const char *flist = getenv("WHATIF_FACTORS");
+    double *factors = NULL;
+    size_t nf = 0;
+    if ((flist && *flist) || regions_program_annotated()) {
+        if (!flist || !*flist)
+            flist = SCEN_DEFAULT_FACTORS;
+        if (scen_parse_factors(flist, &factors, &nf, err, sizeof(err))) {
+            fprintf(stderr, "whatif: WHATIF_FACTORS: %s; profiling "
+                            "disabled\n", err);
+            return NULL;
+        }
+        snprintf(factor_list, sizeof(factor_list), "%s", flist);
+    }
+    int setup_failed = mode_online && online_setup(factors, nf);
+    free(factors);
+    if (setup_failed) {
         fprintf(stderr, "whatif: out of memory; profiling disabled\n");
         return NULL;
     }

@@ -203,7 +203,7 @@ static void truncated(char paths[][256], unsigned nstreams, gg_rng *rng,
     loctab *lt = loctab_new();
     ospg_profile p;
     char err[512] = "";
-    int rc = replay_files(cp, nstreams, 1, NULL, lt, NULL, NULL, &p, NULL,
+    int rc = replay_files(cp, nstreams, 1, NULL, lt, NULL, &p, NULL,
                           err, sizeof(err));
     CHECK(rc == -1 && strstr(err, dir) && !strchr(err, '\n'),
           "seed %llu: truncated trace gave rc %d, message '%s'",
@@ -255,7 +255,7 @@ static int group_case(const char *dir, uint32_t chunk_loc, uint64_t owner,
         abort();
     const char *pp[2] = {pa, pb};
     loctab *lt = loctab_new();
-    int r = replay_files(pp, 2, 1, NULL, lt, NULL, NULL, p, NULL, err,
+    int r = replay_files(pp, 2, 1, NULL, lt, NULL, p, NULL, err,
                          errlen);
     loctab_free(lt);
     unlink(pa);
@@ -362,7 +362,7 @@ int main(int argc, char **argv)
             ospg_profile p;
             replay_stats st;
             char err[512];
-            int rc = replay_files(pp, nstreams, 3, scen, lt, NULL, NULL, &p,
+            int rc = replay_files(pp, nstreams, 3, scen, lt, NULL, &p,
                                   &st, err, sizeof(err));
             CHECK(rc == 0, "seed %llu (%s, %u streams): %s",
                   (unsigned long long)seed, g.shape, nstreams, err);
