@@ -57,6 +57,7 @@ static inline void whatif_prepare_(void)
 
 #define __WHATIF_END__                                                        \
     do {                                                                      \
+        whatif_prepare_();                                                    \
         (void)omp_control_tool(WHATIF_CMD_END, 0, (void *)0);                 \
     } while (0)
 

@@ -1,0 +1,84 @@
+#!/usr/bin/env bash
+# e2e_whatif.sh - what-if predictions against values known by construction
+# (tests/e2e/whatif_calib.c: every factor within 5%, on the fly and from
+# the trace), the before/after pair apps/smooth.c (prediction at the
+# achieved factor within 10% of the parallelized program's measured
+# parallelism), and the annotations' behaviour without the profiler.
+# Usage: e2e_whatif.sh WHATIF_BINARY WORK_DIR
+set -uo pipefail
+whatif=$(realpath "$1"); work=$(realpath -m "$2")
+root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+mkdir -p "$work"
+clang-19 -fopenmp -g -O1 -I"$root/include" "$root/tests/e2e/whatif_calib.c" -o "$work/wc" || exit 1
+pass=0 fail=0
+F="2 4 8 16 64 inf"
+within() { awk -v g="$1" -v w="$2" -v t="$3" 'BEGIN { exit !(g != "" && g >= w * (1 - t) && g <= w * (1 + t)) }'; }
+row() { # file scenario factor -> program parallelism
+  awk -F, -v s="$2" -v f="$3" '$1 == s && $2 == f && $3 == "program" { print $7 }' "$1"
+}
+expect() { # name got want tolerance
+  if within "$2" "$3" "$4"; then pass=$((pass + 1)); else echo "FAIL: $1: $2, expected $3"; fail=$((fail + 1)); fi
+}
+region_of() { # file line -> scenario name of the region at that line
+  awk -F, -v l=":$2\$" '$1 ~ l { print $1; exit }' "$1"
+}
+src="$root/tests/e2e/whatif_calib.c"
+line_of() { grep -n "$1" "$src" | head -1 | cut -d: -f1; }
+
+# serial: all regions, on the fly and from the trace
+OMP_NUM_THREADS=2 "$whatif" run -q --mode both --metric cputime -o "$work/serial" -- "$work/wc" serial >/dev/null 2>&1
+for f in $F; do
+  want=$(awk -v f=$f 'BEGIN { a = (f == "inf") ? 0 : 4 / f; printf "%.4f", 13 / (a + 2) }')
+  expect "serial all x$f online" "$(row "$work/serial/online/whatif.csv" all $f)" "$want" 0.05
+  expect "serial all x$f offline" "$(row "$work/serial/whatif.csv" all $f)" "$want" 0.05
+done
+
+# nested: outer, inner
+OMP_NUM_THREADS=2 "$whatif" run -q --mode offline --metric cputime -o "$work/nested" -- "$work/wc" nested >/dev/null 2>&1
+outer=$(grep -n '__WHATIF_BEGIN__;' "$src" | sed -n 2p | cut -d: -f1)
+inner=$(grep -n '__WHATIF_BEGIN__;' "$src" | sed -n 3p | cut -d: -f1)
+so=$(awk -F, -v l=":$outer\$" '$1 ~ l { print $1; exit }' "$work/nested/whatif.csv")
+si=$(awk -F, -v l=":$inner\$" '$1 ~ l { print $1; exit }' "$work/nested/whatif.csv")
+for f in $F; do
+  w_all=$(awk -v f=$f 'BEGIN { a = (f == "inf") ? 0 : 4 / f; printf "%.4f", 13 / (a + 2) }')
+  w_in=$(awk -v f=$f 'BEGIN { a = (f == "inf") ? 0 : 2 / f; printf "%.4f", 13 / (2 + a + 2) }')
+  expect "nested all x$f" "$(row "$work/nested/whatif.csv" all $f)" "$w_all" 0.05
+  expect "nested outer x$f" "$(row "$work/nested/whatif.csv" "$so" $f)" "$w_all" 0.05
+  expect "nested inner x$f" "$(row "$work/nested/whatif.csv" "$si" $f)" "$w_in" 0.05
+done
+
+# own factor: the "expected" scenario
+OMP_NUM_THREADS=2 "$whatif" run -q --mode offline --metric cputime -o "$work/own" -- "$work/wc" own >/dev/null 2>&1
+expect "own expected" "$(row "$work/own/whatif.csv" expected own)" "$(awk 'BEGIN { printf "%.4f", 13 / 3 }')" 0.05
+
+# a region around a parallel loop: its chunks count
+OMP_NUM_THREADS=2 "$whatif" run -q --metric cputime -o "$work/loop" -- "$work/wc" loop >/dev/null 2>&1
+for f in $F; do
+  want=$(awk -v f=$f 'BEGIN { a = (f == "inf") ? 0 : 1 / f; printf "%.4f", 10 / (2 + a) }')
+  expect "loop all x$f" "$(row "$work/loop/whatif.csv" all $f)" "$want" 0.05
+done
+
+# unbalanced: one warning, results unchanged
+out=$(OMP_NUM_THREADS=2 "$whatif" run -q --metric cputime -o "$work/unb" -- "$work/wc" unbalanced 2>"$work/unb.err")
+if [ "$out" = "ok serial" ] && [ "$(grep -c '__WHATIF_END__ without a matching' "$work/unb.err")" -eq 1 ] && [ -s "$work/unb/whatif.csv" ]; then
+  pass=$((pass + 1)); else echo "FAIL: unbalanced: '$out' $(cat "$work/unb.err")"; fail=$((fail + 1)); fi
+
+# without the profiler: builds, runs, same output
+out=$(OMP_NUM_THREADS=2 "$work/wc" serial 2>&1)
+if [ "$out" = "ok serial" ]; then pass=$((pass + 1)); else echo "FAIL: unprofiled run: $out"; fail=$((fail + 1)); fi
+
+# before/after pair
+clang-19 -fopenmp -g -O2 -I"$root/include" "$root/apps/smooth.c" -o "$work/smooth_before" -lm || exit 1
+clang-19 -fopenmp -g -O2 -I"$root/include" -DPARALLEL_PREPARE "$root/apps/smooth.c" -o "$work/smooth_after" -lm || exit 1
+OMP_NUM_THREADS=4 "$whatif" run -q --mode offline -o "$work/before" -- "$work/smooth_before" >/dev/null 2>&1
+OMP_NUM_THREADS=4 "$whatif" run -q -o "$work/after" -- "$work/smooth_after" >/dev/null 2>&1
+# the achieved factor: the parallelism of the new loop (the heavier loop)
+achieved=$(awk -F, '$2 == "loop" && $4 > w { w = $4; p = $6 } END { print p }' "$work/after/profile.csv")
+measured=$(awk -F, '$1 == "program" { print $6 }' "$work/after/profile.csv")
+"$whatif" analyze -q --no-opportunities --factors "$achieved" -o "$work/predict" "$work/before/trace" >/dev/null 2>&1
+predicted=$(awk -F, '$1 == "all" && $3 == "program" { print $7 }' "$work/predict/whatif.csv")
+echo "before/after: achieved factor $achieved, predicted $predicted, measured $measured"
+expect "before/after prediction" "$predicted" "$measured" 0.10
+
+echo "$pass passed, $fail failed"
+[ $fail -eq 0 ]
