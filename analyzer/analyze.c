@@ -236,7 +236,12 @@ static int write_opportunities(const char *path, const ospg_profile *base,
         for (size_t j = 0; j < base->nlocs; j++)
             if (base->locs[j].loc == r->loc)
                 crit = base->locs[j].critical[0];
-        report_format_percent(pct, crit, base->span[0]);
+        /* A region is no directive: its code is attributed to the
+         * constructs it contains, so it has no critical share of its own. */
+        if (e && !strcmp(e->directive, "region"))
+            pct[0] = 0;
+        else
+            report_format_percent(pct, crit, base->span[0]);
         report_format_parallelism(par, base->work, base->span[0]);
         fprintf(out, "%zu,\"%s\",%s,%s,%s", i + 1, e ? e->where : "?",
                 e ? e->directive : "unknown", pct, par);

@@ -33,6 +33,24 @@ for f in $F; do
   expect "serial all x$f offline" "$(row "$work/serial/whatif.csv" all $f)" "$want" 0.05
 done
 
+# without recompiling: --speedup a location of the same trace
+loopline=$(grep -n 'pragma omp parallel for' "$src" | head -1 | cut -d: -f1)
+"$whatif" analyze -q --no-opportunities --factors 4 --speedup program --speedup "whatif_calib.c:$((loopline + 1))" -o "$work/spec" "$work/serial/trace" >/dev/null 2>"$work/spec.err"
+expect "--speedup program x4" "$(row "$work/spec/whatif.csv" program 4)" "$(awk 'BEGIN { printf "%.4f", 13 / (5 / 4 + 1) }')" 0.05
+expect "--speedup loop x4" "$(row "$work/spec/whatif.csv" "whatif_calib.c:$((loopline + 1))" 4)" "$(awk 'BEGIN { printf "%.4f", 13 / (4 + 0.25 + 1) }')" 0.05
+"$whatif" analyze -q --speedup nowhere.c:1 -o "$work/spec2" "$work/serial/trace" >/dev/null 2>"$work/spec2.err"
+rc=$?
+if [ $rc -eq 2 ] && grep -q "no directive or region at that location" "$work/spec2.err"; then pass=$((pass + 1)); else echo "FAIL: bad --speedup: rc $rc"; fail=$((fail + 1)); fi
+
+# opportunities: the serial code outside directives ranks first; sped up
+# without limit, the loop leads the critical path
+opp="$work/serial/opportunities.csv"
+first=$(awk -F, 'NR == 2 { print $2 "," $(NF - 2) "," $(NF - 1) "," $NF }' "$opp")
+case "$first" in
+  '"program",inf,"tests/e2e/whatif_calib.c:'*'",loop'|'"program",inf,"'*'whatif_calib.c:'*'",loop') pass=$((pass + 1)) ;;
+  *) echo "FAIL: opportunities first row: $first"; fail=$((fail + 1)) ;;
+esac
+
 # nested: outer, inner
 OMP_NUM_THREADS=2 "$whatif" run -q --mode offline --metric cputime -o "$work/nested" -- "$work/wc" nested >/dev/null 2>&1
 outer=$(grep -n '__WHATIF_BEGIN__;' "$src" | sed -n 2p | cut -d: -f1)
