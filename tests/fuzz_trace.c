@@ -30,8 +30,12 @@ static void require(int ok)
 
 static void check_rec(const trace_rec *r)
 {
-    require(r->type >= TRACE_BEGIN && r->type <= TRACE_META &&
+    require(r->type >= TRACE_BEGIN && r->type <= TRACE_REGION &&
             r->type != 4); /* 4: the removed GROUP record */
+    require(r->type != TRACE_REGION || r->region_id != 0);
+    require(r->type == TRACE_REGION ||
+            (r->region_id == 0 && r->region_parent == 0 &&
+             r->factor_milli == 0));
     require(r->owner == 0 || (r->type == TRACE_BEGIN && r->group != 0));
     if (r->type == TRACE_BEGIN) {
         require(r->kind == OSPG_S || r->kind == OSPG_P);
