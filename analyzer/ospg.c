@@ -238,6 +238,7 @@ struct ospg_node {
     uint64_t preds_pending; /* P: dependence predecessors not yet done */
     dep_event *event;       /* P with depend items: its finish, shared */
     addr_state *addrs;      /* this node's P-children's dependence state */
+    dep_event *all_last;    /* the last omp_all_memory P-child, held */
     ospg_group *groups;     /* groups this node owns */
     stat_entry *stats;
     stat_entry *hot;        /* the entry of stats added to last */
@@ -450,6 +451,8 @@ static void node_release(ospg *g, ospg_node *n)
         chain_free(&n->ser[s]);
     stats_free(&n->stats);
     addrs_free(g, &n->addrs);
+    if (n->all_last)
+        event_release(n->all_last, g->nscen);
     event_release(n->event, g->nscen);
     park_item *p, *ptmp;
     DL_FOREACH_SAFE(n->parked, p, ptmp) {
@@ -760,8 +763,36 @@ static int dep_kind(uint32_t type)
 }
 
 /* Resolves one depend item of P-child p against its earlier siblings. */
+/* depend(inout: omp_all_memory): p follows the latest group of every
+ * address and the previous such task, and becomes the writer every later
+ * access of any address (even a new one) depends on. */
+static int resolve_all_memory(ospg *g, ospg_node *n, ospg_node *p)
+{
+    addr_state *a, *tmp;
+    if (n->all_last && take_pred(g, p, n->all_last))
+        return g->err;
+    HASH_ITER(hh, n->addrs, a, tmp) {
+        for (size_t i = 0; i < a->cur.n; i++)
+            if (take_pred(g, p, a->cur.ev[i]))
+                return g->err;
+        evset_release(&a->prev);
+        a->prev = a->cur;
+        memset(&a->cur, 0, sizeof(a->cur));
+        a->cur_kind = GEN_OUT;
+        if (evset_push(&a->cur, p->event))
+            return fail(g, OSPG_ERR_NOMEM);
+    }
+    if (n->all_last)
+        event_release(n->all_last, g->nscen);
+    n->all_last = p->event;
+    p->event->refs++;
+    return 0;
+}
+
 static int resolve_dep(ospg *g, ospg_node *n, ospg_node *p, const ospg_dep *d)
 {
+    if (d->type == OSPG_DEP_ALL_MEMORY)
+        return resolve_all_memory(g, n, p);
     addr_state *a;
     HASH_FIND(hh, n->addrs, &d->addr, sizeof(d->addr), a);
     if (!a) {
@@ -770,6 +801,12 @@ static int resolve_dep(ospg *g, ospg_node *n, ospg_node *p, const ospg_dep *d)
             return fail(g, OSPG_ERR_NOMEM);
         a->addr = d->addr;
         HASH_ADD(hh, n->addrs, addr, sizeof(a->addr), a);
+        /* after an all-memory task, a new address starts behind it */
+        if (n->all_last) {
+            a->cur_kind = GEN_OUT;
+            if (evset_push(&a->cur, n->all_last))
+                return fail(g, OSPG_ERR_NOMEM);
+        }
     }
     int kind = dep_kind(d->type);
     if (kind == GEN_OUT || kind != a->cur_kind) {
@@ -1226,7 +1263,7 @@ int ospg_end(ospg *g, ospg_node *n, uint64_t nchildren, uint32_t loc)
         return g->err;
     if (!n || n->ended)
         return fail(g, OSPG_ERR_STATE);
-    if (nchildren < n->frontier ||
+    if (nchildren < n->frontier || (n->blocking && nchildren <= n->frontier) ||
         (n->parked && n->parked->prev->idx >= nchildren))
         return fail(g, OSPG_ERR_INDEX);
     n->ended = 1;

@@ -29,7 +29,9 @@ typedef enum ospg_dep_type {
     OSPG_DEP_OUT = 2,            /* same as inout */
     OSPG_DEP_INOUT = 3,
     OSPG_DEP_MUTEXINOUTSET = 4,  /* serialized in creation order, like inout */
-    OSPG_DEP_INOUTSET = 5        /* concurrent with its own set, else like out */
+    OSPG_DEP_INOUTSET = 5,       /* concurrent with its own set, else like out */
+    OSPG_DEP_ALL_MEMORY = 6      /* inout on every address (omp_all_memory);
+                                  * addr is ignored */
 } ospg_dep_type;
 
 typedef struct ospg_dep {

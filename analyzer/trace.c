@@ -559,7 +559,7 @@ int trace_write_begin(trace_writer *w, uint64_t id, uint64_t parent,
         (ndeps > 0 && !deps))
         return reject(w);
     for (size_t i = 0; i < ndeps; i++)
-        if (deps[i].type < OSPG_DEP_IN || deps[i].type > OSPG_DEP_INOUTSET)
+        if (deps[i].type < OSPG_DEP_IN || deps[i].type > OSPG_DEP_ALL_MEMORY)
             return reject(w);
     wrec r = {.r = {.type = TRACE_BEGIN, .id = id, .parent = parent,
                     .idx = idx, .kind = (uint64_t)kind, .loc = loc,
@@ -1079,8 +1079,8 @@ static int get_deps(trace_reader *r, trace_rec *rec)
         uint64_t tat = here(r);
         if (get_u(r, &t) < 0)
             return -1;
-        if (t < OSPG_DEP_IN || t > OSPG_DEP_INOUTSET)
-            return fail(r, tat, "depend type %llu, must be 1..5",
+        if (t < OSPG_DEP_IN || t > OSPG_DEP_ALL_MEMORY)
+            return fail(r, tat, "depend type %llu, must be 1..6",
                         (unsigned long long)t);
         r->deps[i].addr = pa;
         r->deps[i].type = (uint32_t)t;

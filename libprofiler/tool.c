@@ -65,9 +65,12 @@ typedef struct frame {
     int is_chunk;
     const void *code;        /* taskgroup: its address */
     int taskloop;            /* taskgroup of a taskloop */
+    int fresh;               /* taskgroup: no event since it began */
+    int is_loopscope;        /* the S-node around an orphaned loop */
 } frame;
 
 #define FRAMES_INLINE 4
+#define REOPEN_MAX 8 /* taskgroups carried across one barrier */
 
 typedef struct tctx {
     int kind;
@@ -77,6 +80,9 @@ typedef struct tctx {
     frame *fr;               /* containers, innermost last */
     int nfr, capfr;
     frame fr_inline[FRAMES_INLINE];
+    /* implicit: taskgroups open at a barrier, reopened in the next share */
+    struct { const void *code; int taskloop; } reopen[REOPEN_MAX];
+    int nreopen;
     int share_open;          /* implicit: node begun, not ended */
     int waiting;             /* no user code runs: no fragment */
     region *region;
@@ -99,8 +105,11 @@ typedef struct tctx {
     uint32_t taskloop_loc;
     uint32_t path;           /* innermost what-if region path, 0: none */
     uint32_t base_path;      /* the path the task started in */
-    /* explicit tasks whose begin record waits for their depend items */
-    int begin_pending;
+    /* explicit tasks whose begin record waits for their depend items:
+     * BEGIN_PENDING until the creator's dependences callback or the task's
+     * own start claims it (BEGIN_WRITING), then BEGIN_DONE */
+    atomic_int begin_state;
+    atomic_int refs;         /* the task's life, + the creator's hold */
     cnode pend_parent;
     uint64_t pend_idx;
     ospg_kind pend_kind;
@@ -118,6 +127,7 @@ typedef struct tstate {
 
 static __thread tstate *self;
 static uint64_t read_bias;       /* counter_read_bias() at start-up */
+static atomic_int counter_failures; /* threads whose counter did not open */
 static int mode_offline, mode_online;
 static char out_dir[4096];
 static counter_metric metric;
@@ -194,7 +204,20 @@ static inline int in_chunk(tctx *c)
     return c->nfr && top(c)->is_chunk;
 }
 
-/* Pushes an empty container; NULL when out of memory (then ignored). */
+static inline int in_taskgroup(tctx *c)
+{
+    return c->nfr && !top(c)->is_chunk && !top(c)->is_loopscope;
+}
+
+/* The container just below the innermost one, where a container pushed
+ * last was begun.  Used after push_frame(), which may move the frames. */
+static cnode *below_top(tctx *c)
+{
+    return c->nfr >= 2 ? &c->fr[c->nfr - 2].node : &c->node;
+}
+
+/* Pushes an empty container; NULL when out of memory (then ignored).
+ * Pointers into the frames are invalid afterwards. */
 static frame *push_frame(tctx *c)
 {
     if (!c->fr) {
@@ -226,7 +249,9 @@ static void free_frames(tctx *c)
 
 static inline uint32_t cur_loc(const tctx *c)
 {
-    return c->nlocs ? c->locs[c->nlocs - 1] : c->base_loc;
+    /* Deeper than LOC_STACK, the deepest stored location stands in. */
+    int n = c->nlocs < LOC_STACK ? c->nlocs : LOC_STACK;
+    return n ? c->locs[n - 1] : c->base_loc;
 }
 
 /* Ends the running fragment: its work becomes a W-node. */
@@ -261,11 +286,15 @@ static void frag_close(tstate *ts)
 {
     uint64_t work = frag_take(ts);
     tctx *c = ts->ctx;
-    if (!c || !work)
+    if (!c)
         return;
+    /* Any directive inside a held-back static part ends the holding. */
     if (c->lazy_block)
         materialize_block(ts, c);
-    emit_work(ts, cur(c), work, cur_loc(c));
+    if (c->nfr && top(c)->fresh)
+        top(c)->fresh = 0;
+    if (work)
+        emit_work(ts, cur(c), work, cur_loc(c));
 }
 
 static void push_loc(tctx *c, uint32_t loc)
@@ -347,22 +376,24 @@ static void end_frames(tstate *ts, tctx *c)
 }
 
 /* Opens a chunk container; the caller has pushed the loop's location. */
-static void begin_chunk_node(tstate *ts, tctx *c)
+static int begin_chunk_node(tstate *ts, tctx *c)
 {
-    cnode *p = ins(c);
     frame *f = push_frame(c);
     if (!f)
-        return;
+        return -1;
+    cnode *p = below_top(c);
     f->is_chunk = 1;
     begin_node(ts, &f->node, p, p->nkids++, OSPG_P, c->loop_loc,
                c->loop_group, &c->loop_owner);
+    return 0;
 }
 
 /* A directive inside a static loop's body: its part becomes one chunk. */
 static void materialize_block(tstate *ts, tctx *c)
 {
     c->lazy_block = 0;
-    begin_chunk_node(ts, c);
+    if (begin_chunk_node(ts, c))
+        pop_loc(c); /* no chunk (out of memory): its location goes too */
 }
 
 #define MAX_SPLIT 4096 /* reconstructed chunks per thread and loop */
@@ -385,9 +416,8 @@ static void emit_static_chunks(tstate *ts, tctx *c, uint64_t work)
             total += n - k * ch < ch ? n - k * ch : ch;
     }
     if (nchunks <= 1 || total == 0) {
-        if (!work)
+        if (!work || begin_chunk_node(ts, c))
             return;
-        begin_chunk_node(ts, c);
         emit_work(ts, ins(c), work, c->loop_loc);
         end_node(ts, ins(c), OSPG_LOC_NONE);
         c->nfr--;
@@ -403,7 +433,8 @@ static void emit_static_chunks(tstate *ts, tctx *c, uint64_t work)
         done_iters += iters;
         uint64_t upto = (uint64_t)((unsigned __int128)work * done_iters /
                                    total);
-        begin_chunk_node(ts, c);
+        if (begin_chunk_node(ts, c))
+            return;
         if (upto > given)
             emit_work(ts, ins(c), upto - given, c->loop_loc);
         given = upto;
@@ -415,10 +446,47 @@ static void emit_static_chunks(tstate *ts, tctx *c, uint64_t work)
 static void begin_chunk(tstate *ts, tctx *c)
 {
     end_chunk(ts, c);
-    begin_chunk_node(ts, c);
     /* Only code inside a chunk is the loop's; scheduling between chunks
      * stays with the enclosing construct. */
-    push_loc(c, c->loop_loc);
+    if (begin_chunk_node(ts, c) == 0)
+        push_loc(c, c->loop_loc);
+}
+
+enum { BEGIN_DONE = 0, BEGIN_PENDING, BEGIN_WRITING };
+
+static void task_release(tctx *t)
+{
+    if (atomic_fetch_sub(&t->refs, 1) == 1) {
+        free_frames(t);
+        free(t);
+    }
+}
+
+/* Writes a task's begin record once: whoever claims it first. */
+static int claim_begin(tctx *t)
+{
+    int expect = BEGIN_PENDING;
+    return atomic_compare_exchange_strong(&t->begin_state, &expect,
+                                          BEGIN_WRITING);
+}
+
+static void write_task_begin(tstate *ts, tctx *t,
+                             const ompt_dependence_t *deps, int ndeps);
+
+/* The task starts running: its begin record must be out first (libomp
+ * skips the dependences callback for an empty depend list). */
+static void ensure_begun(tstate *ts, tctx *t)
+{
+    if (atomic_load_explicit(&t->begin_state, memory_order_acquire) ==
+        BEGIN_DONE)
+        return;
+    if (claim_begin(t)) {
+        write_task_begin(ts, t, NULL, 0);
+        return;
+    }
+    while (atomic_load_explicit(&t->begin_state, memory_order_acquire) !=
+           BEGIN_DONE)
+        ; /* the creator is writing it right now */
 }
 
 /* A created task's begin record, once its depend items are known. */
@@ -429,7 +497,14 @@ static void flush_pending(tstate *ts, const ompt_dependence_t *deps,
     if (!t)
         return;
     ts->pending = NULL;
-    t->begin_pending = 0;
+    if (claim_begin(t))
+        write_task_begin(ts, t, deps, ndeps);
+    task_release(t);
+}
+
+static void write_task_begin(tstate *ts, tctx *t,
+                             const ompt_dependence_t *deps, int ndeps)
+{
     ospg_dep buf[DEP_BUF];
     ospg_dep *d = buf;
     size_t n = 0;
@@ -445,6 +520,10 @@ static void flush_pending(tstate *ts, const ompt_dependence_t *deps,
             type = OSPG_DEP_MUTEXINOUTSET;
             break;
         case ompt_dependence_type_inoutset: type = OSPG_DEP_INOUTSET; break;
+        case ompt_dependence_type_out_all_memory:
+        case ompt_dependence_type_inout_all_memory:
+            type = OSPG_DEP_ALL_MEMORY;
+            break;
         default: continue; /* doacross source/sink: not a task edge */
         }
         d[n].addr = (uint64_t)(uintptr_t)deps[i].variable.ptr;
@@ -455,6 +534,7 @@ static void flush_pending(tstate *ts, const ompt_dependence_t *deps,
                  t->base_loc, 0, NULL, d ? d : buf, d ? n : 0);
     if (d != buf)
         free(d);
+    atomic_store_explicit(&t->begin_state, BEGIN_DONE, memory_order_release);
 }
 
 /* Set once a construct the profiler cannot model runs (teams, target):
@@ -498,7 +578,8 @@ static void on_thread_begin(ompt_thread_t type, ompt_data_t *thread_data)
     if (!ts)
         return;
     ts->ok = stream_thread_open(&ts->st) == 0;
-    counter_thread_open(&metric, &ts->ct);
+    if (counter_thread_open(&metric, &ts->ct))
+        atomic_fetch_add(&counter_failures, 1);
     thread_data->ptr = ts;
     self = ts;
     if (type == ompt_thread_initial) {
@@ -575,6 +656,15 @@ static void end_share(tstate *ts, tctx *c)
 {
     if (!c->share_open)
         return;
+    /* A taskgroup can hold a barrier (taskgroup { omp for }): it ends with
+     * this share and goes on in the next one. */
+    c->nreopen = 0;
+    for (int i = 0; i < c->nfr && c->nreopen < REOPEN_MAX; i++)
+        if (!c->fr[i].is_chunk && !c->fr[i].is_loopscope) {
+            c->reopen[c->nreopen].code = c->fr[i].code;
+            c->reopen[c->nreopen].taskloop = c->fr[i].taskloop;
+            c->nreopen++;
+        }
     end_frames(ts, c);
     end_scope(ts, c, OSPG_LOC_NONE);
     end_node(ts, &c->node, OSPG_LOC_NONE);
@@ -676,6 +766,17 @@ static void barrier_leave(tstate *ts, tctx *c)
     begin_node(ts, &c->node, &phase, c->index, OSPG_P, OSPG_LOC_NONE, 0,
                NULL);
     c->share_open = 1;
+    for (int i = 0; i < c->nreopen; i++) {
+        frame *f = push_frame(c);
+        if (!f)
+            break;
+        cnode *p = below_top(c);
+        f->code = c->reopen[i].code;
+        f->taskloop = c->reopen[i].taskloop;
+        begin_node(ts, &f->node, p, p->nkids++, OSPG_S, OSPG_LOC_NONE, 0,
+                   NULL);
+    }
+    c->nreopen = 0;
 }
 
 static void on_sync_region(ompt_sync_region_t kind,
@@ -724,14 +825,19 @@ static void on_sync_region(ompt_sync_region_t kind,
          * wait (end): it is a container S-node of its own. */
         frag_close(ts);
         if (endpoint == ompt_scope_begin) {
-            cnode *p = cur(c);
+            /* A taskwait inside the taskgroup would also wait for tasks
+             * created before it: close their scope first (a conservative
+             * span, docs/limits.md). */
+            end_scope(ts, c, OSPG_LOC_NONE);
             frame *f = push_frame(c);
             if (f) {
+                cnode *p = below_top(c);
                 f->code = code;
+                f->fresh = 1;
                 begin_node(ts, &f->node, p, p->nkids++, OSPG_S,
                            OSPG_LOC_NONE, 0, NULL);
             }
-        } else if (c->nfr && !top(c)->is_chunk) {
+        } else if (in_taskgroup(c)) {
             frame *f = top(c);
             end_scope(ts, c, OSPG_LOC_NONE);
             end_node(ts, &f->node,
@@ -745,6 +851,25 @@ static void on_sync_region(ompt_sync_region_t kind,
     }
 }
 
+/* The wait at a taskgroup's end is reported only as a sync-region wait;
+ * the other waits are inside sync_region begin/end already. */
+static void on_sync_region_wait(ompt_sync_region_t kind,
+                                ompt_scope_endpoint_t endpoint,
+                                ompt_data_t *parallel_data,
+                                ompt_data_t *task_data, const void *code)
+{
+    (void)parallel_data;
+    (void)code;
+    if (kind != ompt_sync_region_taskgroup || endpoint != ompt_scope_begin)
+        return;
+    tstate *ts = enter();
+    tctx *c = task_data ? task_data->ptr : NULL;
+    if (!ts || !c)
+        return;
+    frag_close(ts);
+    c->waiting = 1; /* until the taskgroup's end (on_sync_region) */
+}
+
 static void on_mutex_acquire(ompt_mutex_t kind, unsigned hint, unsigned impl,
                              ompt_wait_id_t wait_id, const void *code)
 {
@@ -753,10 +878,27 @@ static void on_mutex_acquire(ompt_mutex_t kind, unsigned hint, unsigned impl,
     (void)wait_id;
     (void)code;
     tstate *ts = enter();
-    if (!ts || !ts->ctx || kind == ompt_mutex_atomic)
+    /* A test lock does not wait, and may fail: no acquired follows. */
+    if (!ts || !ts->ctx || kind == ompt_mutex_atomic ||
+        kind == ompt_mutex_test_lock || kind == ompt_mutex_test_nest_lock)
         return;
     frag_close(ts);
     ts->ctx->waiting = 1;
+}
+
+/* A nest lock taken again by its owner: libomp reports nest_lock begin
+ * instead of acquired (and end for an inner release). */
+static void on_nest_lock(ompt_scope_endpoint_t endpoint,
+                         ompt_wait_id_t wait_id, const void *code)
+{
+    (void)wait_id;
+    (void)code;
+    tstate *ts = enter();
+    if (!ts || !ts->ctx || endpoint != ompt_scope_begin ||
+        !ts->ctx->waiting)
+        return;
+    ts->ctx->waiting = 0;
+    frag_open(ts);
 }
 
 static int mutex_dir(ompt_mutex_t kind)
@@ -775,6 +917,8 @@ static void on_mutex_acquired(ompt_mutex_t kind, ompt_wait_id_t wait_id,
     tstate *ts = enter();
     if (!ts || !ts->ctx || kind == ompt_mutex_atomic)
         return;
+    if (kind == ompt_mutex_test_lock || kind == ompt_mutex_test_nest_lock)
+        frag_close(ts); /* no acquire closed it: the test succeeded */
     ts->ctx->waiting = 0;
     push_loc(ts->ctx, stream_loc(&ts->st, code, mutex_dir(kind)));
     frag_open(ts);
@@ -802,7 +946,20 @@ static void loop_begin(tstate *ts, tctx *c, const void *code, int dir,
     c->ws_seq++;
     uint64_t uid = c->region ? c->region->uid : 0;
     c->loop_group = (uid << 24) | (c->ws_seq & 0xffffff);
-    c->loop_owner = c->region ? c->region->phase : *ins(c);
+    if (c->region) {
+        c->loop_owner = c->region->phase;
+    } else {
+        /* An orphaned loop (a team of one): an S-node of its own owns the
+         * group, so that the group is freed when the loop is done. */
+        frame *f = push_frame(c);
+        if (f) {
+            cnode *p = below_top(c);
+            f->is_loopscope = 1;
+            begin_node(ts, &f->node, p, p->nkids++, OSPG_S, OSPG_LOC_NONE, 0,
+                       NULL);
+        }
+        c->loop_owner = *ins(c);
+    }
     c->loop_loc = stream_loc(&ts->st, code, dir);
     c->loop_static = one_chunk;
     c->in_loop = 1;
@@ -828,6 +985,11 @@ static void loop_end(tstate *ts, tctx *c)
         frag_close(ts);
         end_chunk(ts, c);
     }
+    if (c->nfr && top(c)->is_loopscope) {
+        end_scope(ts, c, OSPG_LOC_NONE);
+        end_node(ts, &top(c)->node, OSPG_LOC_NONE);
+        c->nfr--;
+    }
     c->in_loop = 0;
 }
 
@@ -841,6 +1003,8 @@ static void on_work(ompt_work_t type, ompt_scope_endpoint_t endpoint,
     if (!ts || !c)
         return;
     int begin = endpoint == ompt_scope_begin;
+    /* A taskloop's own taskgroup began just before it (nogroup: none). */
+    int tg_fresh = in_taskgroup(c) && top(c)->fresh;
     /* A held-back static part takes its last fragment itself. */
     if (begin || !c->lazy_block)
         frag_close(ts);
@@ -875,7 +1039,7 @@ static void on_work(ompt_work_t type, ompt_scope_endpoint_t endpoint,
         /* libomp gives the taskloop an address of its own; the implicit
          * taskgroup around it has the user's. */
         c->taskloop_loc = 0;
-        if (begin && c->nfr && !top(c)->is_chunk) {
+        if (begin && tg_fresh) {
             top(c)->taskloop = 1;
             c->taskloop_loc = stream_loc(&ts->st, top(c)->code, DIR_TASKLOOP);
         } else if (begin) {
@@ -941,9 +1105,10 @@ static void on_task_create(ompt_data_t *enc_data, const ompt_frame_t *frame,
         return;
     frag_close(ts);
     if (flags & ompt_task_taskwait) {
-        /* taskwait with depend: modeled as a full taskwait. */
+        /* taskwait with depend: modeled as a full taskwait; the task
+         * waits until the taskwait_complete schedule event. */
         end_scope(ts, c, stream_loc(&ts->st, code, DIR_TASKWAIT));
-        frag_open(ts);
+        c->waiting = 1;
         return;
     }
     tctx *t = calloc(1, sizeof(*t));
@@ -978,11 +1143,18 @@ static void on_task_create(ompt_data_t *enc_data, const ompt_frame_t *frame,
     t->node.id = stream_new_id(&ts->st);
     t->pend_parent = *parent;
     t->pend_idx = parent->nkids++;
-    t->begin_pending = 1;
-    ts->pending = t;
     new_data->ptr = t;
-    if (!has_deps)
-        flush_pending(ts, NULL, 0);
+    if (has_deps) {
+        /* the dependences callback follows; the creator holds the task
+         * until then, since it may start and end on another thread */
+        atomic_store(&t->refs, 2);
+        atomic_store(&t->begin_state, BEGIN_PENDING);
+        ts->pending = t;
+    } else {
+        atomic_store(&t->refs, 1);
+        atomic_store(&t->begin_state, BEGIN_WRITING);
+        write_task_begin(ts, t, NULL, 0);
+    }
     frag_open(ts);
 }
 
@@ -1005,18 +1177,26 @@ static void on_task_schedule(ompt_data_t *prior_data,
         return;
     frag_close(ts);
     tctx *p = prior_data ? prior_data->ptr : NULL;
-    if (p && p->kind == CTX_EXPLICIT &&
-        (status == ompt_task_complete || status == ompt_task_cancel ||
-         status == ompt_task_detach)) {
+    int ended = p && p->kind == CTX_EXPLICIT &&
+                (status == ompt_task_complete || status == ompt_task_cancel ||
+                 status == ompt_task_detach);
+    if (ended) {
         end_frames(ts, p);
         end_scope(ts, p, OSPG_LOC_NONE);
         end_node(ts, &p->node, OSPG_LOC_NONE);
         close_regions(p);
         prior_data->ptr = NULL;
-        free_frames(p);
-        free(p);
+        if (ts->ctx == p)
+            ts->ctx = NULL;
+        task_release(p);
     }
-    tctx *n = next_data ? next_data->ptr : NULL;
+    /* No next task (a fulfilled detach event, the end of a taskwait with
+     * depend): the running task goes on. */
+    tctx *n = next_data ? next_data->ptr : ts->ctx;
+    if (status == ompt_taskwait_complete && n)
+        n->waiting = 0;
+    if (n && n->kind == CTX_EXPLICIT)
+        ensure_begun(ts, n);
     ts->ctx = n;
     if (n && !n->waiting)
         frag_open(ts);
@@ -1150,6 +1330,17 @@ static void finish(void)
         stream_meta(&ts->st, "threads", n);
         if (mode_online)
             online_meta("threads", n);
+        int failures = atomic_load(&counter_failures);
+        if (failures) {
+            char msg[160];
+            snprintf(msg, sizeof(msg), "%d threads could not open the %s "
+                     "counter: their work reads as 0", failures,
+                     metric.name);
+            fprintf(stderr, "whatif: warning: %s\n", msg);
+            stream_meta(&ts->st, "metric_failures", msg);
+            if (mode_online)
+                online_meta("metric_failures", msg);
+        }
         end_scope(ts, &initial_ctx, OSPG_LOC_NONE);
         if (mode_offline && ts->ok)
             trace_write_end(ts->st.w, TRACE_ROOT_ID, initial_ctx.node.nkids,
@@ -1224,6 +1415,8 @@ static int on_initialize(ompt_function_lookup_t lookup, int device,
     REGISTER(ompt_callback_mutex_released, on_mutex_released);
     REGISTER(ompt_callback_target_emi, on_target);
     REGISTER(ompt_callback_control_tool, on_control_tool);
+    REGISTER(ompt_callback_nest_lock, on_nest_lock);
+    REGISTER(ompt_callback_sync_region_wait, on_sync_region_wait);
     active = 1;
     atexit(at_exit);
     return 1;

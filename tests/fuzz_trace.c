@@ -42,7 +42,7 @@ static void check_rec(const trace_rec *r)
         require(r->ndeps <= TRACE_MAX_DEPS);
         require((r->ndeps == 0) == (r->deps == NULL));
         for (size_t i = 0; i < r->ndeps; i++)
-            require(r->deps[i].type >= 1 && r->deps[i].type <= 5);
+            require(r->deps[i].type >= 1 && r->deps[i].type <= 6);
     }
     if (r->type == TRACE_LOC || r->type == TRACE_META) {
         require(r->str1 && r->str2);

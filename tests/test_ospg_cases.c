@@ -369,8 +369,42 @@ static void case_partial(void)
     ospg_free(g);
 }
 
+/* depend(inout: omp_all_memory): a(out x) 40, b(in y) 10, c(all) 5,
+ * d(in z, an address first seen after c) 7, e(no depend) 30.  c waits
+ * for a and b: finish 45; d waits for c: 52; e is free: 30.  Span 52
+ * (a, c, d), work 92. */
+static void case_all_memory(void)
+{
+    current = "all memory";
+    ospg *g = ospg_new(1, NULL);
+    ospg_node *r = ospg_root(g);
+    ospg_node *tw = ospg_begin(g, r, 0, OSPG_S, OSPG_LOC_NONE, NULL, NULL, 0,
+                               NULL);
+    ospg_dep dx = {0x10, OSPG_DEP_OUT}, dy = {0x20, OSPG_DEP_IN},
+             dall = {0, OSPG_DEP_ALL_MEMORY}, dz = {0x30, OSPG_DEP_IN};
+    const ospg_dep *deps[5] = {&dx, &dy, &dall, &dz, NULL};
+    uint64_t work[5] = {40, 10, 5, 7, 30};
+    ospg_node *t[5];
+    for (int i = 0; i < 5; i++)
+        t[i] = ospg_begin(g, tw, (uint64_t)i, OSPG_P, TASK, NULL, deps[i],
+                          deps[i] ? 1 : 0, NULL);
+    for (int i = 4; i >= 0; i--) {
+        ospg_work(g, t[i], 0, work[i], TASK, 0);
+        ospg_end(g, t[i], 1, OSPG_LOC_NONE);
+    }
+    ospg_end(g, tw, 5, TW);
+    ospg_profile p;
+    CHECK(ospg_finish(g, 1, &p) == 0);
+    CHECK(p.work == 92);
+    CHECK(p.span[0] == 52);
+    CHECK(crit_of(&p, TASK, 0) == 52);
+    ospg_profile_free(&p);
+    ospg_free(g);
+}
+
 int main(void)
 {
+    case_all_memory();
     case_partial();
     case_parallel();
     case_serial_wins_back();

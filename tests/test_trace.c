@@ -774,7 +774,7 @@ static void test_writer_rejects(void)
     char p[128];
     path_of(p, sizeof p, "rej.tr");
     trace_writer *w = trace_writer_open(p, 0, 64);
-    ospg_dep bad0 = {1, 0}, bad6 = {1, 6}, good = {1, OSPG_DEP_IN};
+    ospg_dep bad0 = {1, 0}, bad6 = {1, 7}, good = {1, OSPG_DEP_IN};
     char *longs = malloc(TRACE_MAX_STR + 2);
     memset(longs, 'a', TRACE_MAX_STR + 1);
     longs[TRACE_MAX_STR + 1] = '\0';
@@ -1165,8 +1165,8 @@ static void test_payload_errors(void)
         {"ff", 32, "unknown record type 255"},
         {"0102000003060000", 36, "node kind 3, must be 1 (S) or 2 (P)"},
         {"0102000000060000", 36, "node kind 0, must be 1 (S) or 2 (P)"},
-        {"01020000020600010000", 41, "depend type 0, must be 1..5"},
-        {"01020000020600010006", 41, "depend type 6, must be 1..5"},
+        {"01020000020600010000", 41, "depend type 0, must be 1..6"},
+        {"01020000020600010007", 41, "depend type 7, must be 1..6"},
         {"01020000020600818004", 39, "65537 depend items, most allowed is 65536"},
         {"0102000002060005000101", 39, "record runs past the end of its block"},
         {"02020064808080801000", 36, "location code 4294967296 out of range"},
