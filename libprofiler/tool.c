@@ -216,6 +216,17 @@ static cnode *below_top(tctx *c)
     return c->nfr >= 2 ? &c->fr[c->nfr - 2].node : &c->node;
 }
 
+/* Where the code of the level below the innermost container goes now
+ * (its open scope, or itself): the parent of a taskgroup pushed last. */
+static cnode *below_cur(tctx *c)
+{
+    if (c->nfr >= 2) {
+        frame *f = &c->fr[c->nfr - 2];
+        return f->has_scope ? &f->scope : &f->node;
+    }
+    return c->has_scope ? &c->scope : &c->node;
+}
+
 /* Pushes an empty container; NULL when out of memory (then ignored).
  * Pointers into the frames are invalid afterwards. */
 static frame *push_frame(tctx *c)
@@ -825,13 +836,9 @@ static void on_sync_region(ompt_sync_region_t kind,
          * wait (end): it is a container S-node of its own. */
         frag_close(ts);
         if (endpoint == ompt_scope_begin) {
-            /* A taskwait inside the taskgroup would also wait for tasks
-             * created before it: close their scope first (a conservative
-             * span, docs/limits.md). */
-            end_scope(ts, c, OSPG_LOC_NONE);
             frame *f = push_frame(c);
             if (f) {
-                cnode *p = below_top(c);
+                cnode *p = below_cur(c);
                 f->code = code;
                 f->fresh = 1;
                 begin_node(ts, &f->node, p, p->nkids++, OSPG_S,
@@ -1101,9 +1108,10 @@ static void on_task_create(ompt_data_t *enc_data, const ompt_frame_t *frame,
     tstate *ts = enter();
     new_data->ptr = NULL;
     tctx *c = enc_data ? enc_data->ptr : NULL;
-    if (!ts || !c || !(flags & ompt_task_explicit))
+    if (!ts || !c || !(flags & (ompt_task_explicit | ompt_task_taskwait)))
         return;
     frag_close(ts);
+    /* taskwait depend(...) comes as a task of its own kind */
     if (flags & ompt_task_taskwait) {
         /* taskwait with depend: modeled as a full taskwait; the task
          * waits until the taskwait_complete schedule event. */

@@ -48,6 +48,18 @@ cases=(
   "untied       - 12 1"
   "mergeable    - 12 1"
   "final        - 4 4"
+  "tg_deep      - 7 1"
+  "empty_iter   - 8 1"
+  "twdep        - 3 2"
+  "detach       - 1 1"
+  "testlock     - 4 1"
+  "nestlock     - 4 1"
+  "tgwait       - 2 1"
+  "tgbar        - 2 1"
+  "allmem       - 4 3"
+  "nogroup      - 4 1"
+  "manylocks    - 2 1"
+  "orphans      - 1 1"
 )
 for T in 2 4; do
   for line in "${cases[@]}"; do
@@ -85,6 +97,11 @@ for name in barrier nested diamond task_in_loop tree static2 taskloop; do
     echo "FAIL: $name: on-the-fly and offline profiles differ"; fail=$((fail + 1))
   fi
 done
+# The profile of 100000 orphaned loops stays small (each loop's group is
+# freed with it): the profiled process's peak RSS under 20 MB.
+rss=$(OMP_NUM_THREADS=2 "$whatif" run -q --metric cputime -o "$work/orph" -- "$work/constructs" orphans 1 2>/dev/null | awk '/maxrss/ { print $2 }')
+if [ -n "$rss" ] && [ "$rss" -lt 20000 ]; then pass=$((pass + 1)); else echo "FAIL: orphaned loops: peak RSS ${rss:-?} KB"; fail=$((fail + 1)); fi
+
 # exit() inside a parallel region: status kept, a profile all the same.
 out="$work/exit"
 OMP_NUM_THREADS=2 "$whatif" run -q --metric cputime -o "$out" -- "$work/constructs" exit $C >/dev/null 2>"$out.err"

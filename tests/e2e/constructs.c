@@ -46,8 +46,26 @@
  *   exit          exit(3) inside a region after a barrier: the profile
  *                 still comes (marked incomplete), status 3 kept
  *   teams         a teams construct: reported unsupported, no profile
+ * Regressions (each once a wrong profile or a crash):
+ *   tg_deep       taskgroups nested 6 deep in one task, a task of a unit
+ *                 in each, a unit innermost                W 7   P 1
+ *   empty_iter    8 tasks with an empty depend iterator    W 8   P 1
+ *   twdep         a(out x), b(in y), taskwait depend(in: x), a unit
+ *                 (modeled as a full taskwait)             W 3   P 2
+ *   detach        a detached task fulfilling its event     W 1   P 1
+ *   testlock      4 threads, omp_test_lock on their own lock, a unit W 4 P 1
+ *   nestlock      4 threads, a nest lock taken twice, a unit  W 4   P 1
+ *   tgwait        a taskgroup of 2 tasks (its wait is no work) W 2  P 1
+ *   tgbar         taskgroup { omp for of 2 } in 2 threads  W 2   P 1
+ *   allmem        a(out x), b(out y), c(inout: omp_all_memory),
+ *                 d(in x): c after a and b, d after c       W 4   P 3
+ *   nogroup       taskgroup { taskloop nogroup of 4 }      W 4   P 1
+ *   manylocks     2 threads, 40 locks held around a unit   W 2   P 1
+ *   orphans       100000 orphaned (serial) loops, then 1 unit: memory
+ *                 stays bounded (prints the peak RSS)       W 1   P 1
  */
 #include <omp.h>
+#include <sys/resource.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -74,6 +92,20 @@ static void burn_ms(double ms)
 static void unit(void)
 {
     burn_ms(unit_ms);
+}
+
+static void tg_deep(int depth)
+{
+    if (depth == 0) {
+        unit();
+        return;
+    }
+#pragma omp taskgroup
+    {
+#pragma omp task
+        unit();
+        tg_deep(depth - 1);
+    }
 }
 
 static void tree(int depth)
@@ -319,6 +351,139 @@ static int run(const char *c)
                 exit(3);
             unit();
         }
+    } else if (!strcmp(c, "tg_deep")) {
+#pragma omp parallel
+#pragma omp single
+        tg_deep(6);
+    } else if (!strcmp(c, "empty_iter")) {
+        int n = 0, a[4] = {0};
+#pragma omp parallel
+#pragma omp single
+        {
+            for (int i = 0; i < 8; i++) {
+#pragma omp task depend(iterator(k = 0 : n), inout : a[k])
+                unit();
+            }
+#pragma omp taskwait
+        }
+    } else if (!strcmp(c, "twdep")) {
+#pragma omp parallel
+#pragma omp single
+        {
+#pragma omp task depend(out : x)
+            unit();
+#pragma omp task depend(in : y1)
+            unit();
+#pragma omp taskwait depend(in : x)
+            unit();
+#pragma omp taskwait
+        }
+    } else if (!strcmp(c, "detach")) {
+#pragma omp parallel
+#pragma omp single
+        {
+            omp_event_handle_t ev;
+#pragma omp task detach(ev)
+            {
+                unit();
+                omp_fulfill_event(ev);
+            }
+#pragma omp taskwait
+        }
+    } else if (!strcmp(c, "testlock")) {
+        omp_lock_t l[4];
+        for (int i = 0; i < 4; i++)
+            omp_init_lock(&l[i]);
+#pragma omp parallel num_threads(4)
+        {
+            omp_lock_t *mine = &l[omp_get_thread_num()];
+            while (!omp_test_lock(mine))
+                ;
+            unit();
+            omp_unset_lock(mine);
+        }
+        for (int i = 0; i < 4; i++)
+            omp_destroy_lock(&l[i]);
+    } else if (!strcmp(c, "nestlock")) {
+        omp_nest_lock_t l;
+        omp_init_nest_lock(&l);
+#pragma omp parallel num_threads(4)
+        {
+            omp_set_nest_lock(&l);
+            omp_set_nest_lock(&l);
+            unit();
+            omp_unset_nest_lock(&l);
+            omp_unset_nest_lock(&l);
+        }
+        omp_destroy_nest_lock(&l);
+    } else if (!strcmp(c, "tgwait")) {
+#pragma omp parallel num_threads(2)
+#pragma omp single
+#pragma omp taskgroup
+        {
+#pragma omp task
+            unit();
+#pragma omp task
+            unit();
+        }
+    } else if (!strcmp(c, "tgbar")) {
+#pragma omp parallel num_threads(2)
+#pragma omp taskgroup
+        {
+#pragma omp for schedule(dynamic, 1)
+            for (int i = 0; i < 2; i++)
+                unit();
+        }
+    } else if (!strcmp(c, "allmem")) {
+#pragma omp parallel
+#pragma omp single
+        {
+#pragma omp task depend(out : x)
+            unit();
+#pragma omp task depend(out : y1)
+            unit();
+#pragma omp task depend(inout : omp_all_memory)
+            unit();
+#pragma omp task depend(in : x)
+            unit();
+#pragma omp taskwait
+        }
+    } else if (!strcmp(c, "nogroup")) {
+#pragma omp parallel
+#pragma omp single
+#pragma omp taskgroup
+        {
+#pragma omp taskloop nogroup grainsize(1)
+            for (int i = 0; i < 4; i++)
+                unit();
+        }
+    } else if (!strcmp(c, "manylocks")) {
+        omp_lock_t l[40];
+        for (int i = 0; i < 40; i++)
+            omp_init_lock(&l[i]);
+#pragma omp parallel num_threads(2)
+        {
+            for (int i = 0; i < 40; i++)
+                omp_set_lock(&l[i]);
+            unit();
+            for (int i = 39; i >= 0; i--)
+                omp_unset_lock(&l[i]);
+        }
+        for (int i = 0; i < 40; i++)
+            omp_destroy_lock(&l[i]);
+    } else if (!strcmp(c, "orphans")) {
+        long sum = 0;
+        for (int r = 0; r < 100000; r++) {
+#pragma omp for schedule(dynamic, 4)
+            for (int i = 0; i < 8; i++)
+                sum += i;
+        }
+        unit();
+        struct rusage ru;
+        getrusage(RUSAGE_SELF, &ru);
+        printf("maxrss %ld\n", ru.ru_maxrss);
+        if (sum != 2800000)
+            return 1;
     } else if (!strcmp(c, "teams")) {
         /* not supported: the profiler must refuse, not mis-profile */
 #pragma omp teams num_teams(2)
