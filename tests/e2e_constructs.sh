@@ -88,6 +88,19 @@ for T in 2 4; do
     fi
   done
 done
+# One thread: every case whose parallelism libomp lets us see in a team of
+# one (tasks are; loop chunks are not, docs/limits.md).
+for line in "tasks - 12 1" "taskgroup - 12 1" "chain - 12 12" "diamond - 4 3" \
+            "mixed_deps - 3 2" "taskloop - 12 1" "tree - 16 1" \
+            "parallel - 4 1" "barrier - 8 2" "critical - 4 1"; do
+  read -r name envset W P <<<"$line"
+  want=$(awk -v w="$W" -v T=1 "BEGIN { p = $P; printf \"%.4f\", (2 + w) / (2 + p) }")
+  out="$work/$name-1"
+  OMP_NUM_THREADS=1 "$whatif" run -q --metric cputime -o "$out" -- "$work/constructs" "$name" $C >/dev/null 2>&1
+  got=$(awk -F, '$1 == "program" { print $6 }' "$out/profile.csv" 2>/dev/null)
+  if within "$got" "$want"; then pass=$((pass + 1)); else echo "FAIL: $name T=1: program parallelism $got, expected $want"; fail=$((fail + 1)); fi
+done
+
 for name in barrier nested diamond task_in_loop tree static2 taskloop; do
   out="$work/both-$name"
   OMP_NUM_THREADS=4 OMP_MAX_ACTIVE_LEVELS=2 "$whatif" run -q --mode both --metric cputime -o "$out" -- "$work/constructs" $name $C >/dev/null 2>&1
