@@ -1,0 +1,91 @@
+/* empty_tool.c - the overhead floor: an OMPT tool that registers the same
+ * callbacks as whatif and does nothing but count them (per thread, summed
+ * at the end and printed to stderr as "events N"), so the benchmark can
+ * tell the runtime's cost of having a tool from whatif's own.
+ */
+#include <omp-tools.h>
+#include <stdatomic.h>
+#include <stdio.h>
+
+static __thread unsigned long events;
+static atomic_ulong total;
+
+#define CB(name, ...)                                                        \
+    static void name(__VA_ARGS__) { events++; }
+
+CB(thread_begin, ompt_thread_t t, ompt_data_t *d)
+static void thread_end(ompt_data_t *d)
+{
+    (void)d;
+    atomic_fetch_add(&total, events + 1);
+    events = 0;
+}
+CB(parallel_begin, ompt_data_t *e, const ompt_frame_t *f, ompt_data_t *p,
+   unsigned r, int fl, const void *c)
+CB(parallel_end, ompt_data_t *p, ompt_data_t *e, int fl, const void *c)
+CB(implicit_task, ompt_scope_endpoint_t ep, ompt_data_t *p, ompt_data_t *t,
+   unsigned a, unsigned i, int fl)
+CB(sync_region, ompt_sync_region_t k, ompt_scope_endpoint_t ep,
+   ompt_data_t *p, ompt_data_t *t, const void *c)
+CB(work, ompt_work_t w, ompt_scope_endpoint_t ep, ompt_data_t *p,
+   ompt_data_t *t, uint64_t n, const void *c)
+CB(dispatch, ompt_data_t *p, ompt_data_t *t, ompt_dispatch_t k,
+   ompt_data_t i)
+CB(masked, ompt_scope_endpoint_t ep, ompt_data_t *p, ompt_data_t *t,
+   const void *c)
+CB(task_create, ompt_data_t *e, const ompt_frame_t *f, ompt_data_t *n,
+   int fl, int hd, const void *c)
+CB(dependences, ompt_data_t *t, const ompt_dependence_t *d, int n)
+CB(task_schedule, ompt_data_t *p, ompt_task_status_t s, ompt_data_t *n)
+CB(mutex_acquire, ompt_mutex_t k, unsigned h, unsigned i, ompt_wait_id_t w,
+   const void *c)
+CB(mutex, ompt_mutex_t k, ompt_wait_id_t w, const void *c)
+CB(nest_lock, ompt_scope_endpoint_t ep, ompt_wait_id_t w, const void *c)
+
+static int control_tool(uint64_t c, uint64_t m, void *a, const void *p)
+{
+    (void)c; (void)m; (void)a; (void)p;
+    events++;
+    return 0;
+}
+
+static int init(ompt_function_lookup_t lookup, int dev, ompt_data_t *td)
+{
+    (void)dev;
+    (void)td;
+    ompt_set_callback_t set = (ompt_set_callback_t)lookup("ompt_set_callback");
+#define REG(e, f) set(e, (ompt_callback_t)(f))
+    REG(ompt_callback_thread_begin, thread_begin);
+    REG(ompt_callback_thread_end, thread_end);
+    REG(ompt_callback_parallel_begin, parallel_begin);
+    REG(ompt_callback_parallel_end, parallel_end);
+    REG(ompt_callback_implicit_task, implicit_task);
+    REG(ompt_callback_sync_region, sync_region);
+    REG(ompt_callback_sync_region_wait, sync_region);
+    REG(ompt_callback_work, work);
+    REG(ompt_callback_dispatch, dispatch);
+    REG(ompt_callback_masked, masked);
+    REG(ompt_callback_task_create, task_create);
+    REG(ompt_callback_dependences, dependences);
+    REG(ompt_callback_task_schedule, task_schedule);
+    REG(ompt_callback_mutex_acquire, mutex_acquire);
+    REG(ompt_callback_mutex_acquired, mutex);
+    REG(ompt_callback_mutex_released, mutex);
+    REG(ompt_callback_nest_lock, nest_lock);
+    REG(ompt_callback_control_tool, control_tool);
+    return 1;
+}
+
+static void fini(ompt_data_t *td)
+{
+    (void)td;
+    fprintf(stderr, "events %lu\n", atomic_load(&total) + events);
+}
+
+ompt_start_tool_result_t *ompt_start_tool(unsigned v, const char *r)
+{
+    (void)v;
+    (void)r;
+    static ompt_start_tool_result_t res = {init, fini, {0}};
+    return &res;
+}
