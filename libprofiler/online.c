@@ -12,6 +12,7 @@
 
 #include "loctab.h"
 #include "report.h"
+#include "spin.h"
 #include "srcloc.h"
 
 typedef struct group_entry {
@@ -20,7 +21,7 @@ typedef struct group_entry {
     UT_hash_handle hh;
 } group_entry;
 
-static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
+static spin_lock lock = SPIN_LOCK_INIT;
 static ospg *graph;
 static loctab *locs;
 static report_meta *meta;
@@ -88,7 +89,7 @@ ospg_node *online_begin(ospg_node *parent, uint64_t idx, ospg_kind kind,
                         const ospg_dep *deps, size_t ndeps)
 {
     ospg_node *n = NULL;
-    pthread_mutex_lock(&lock);
+    spin_acquire(&lock);
     if (failed || closed || !parent)
         goto out;
     ospg_group *gr = NULL;
@@ -113,47 +114,47 @@ ospg_node *online_begin(ospg_node *parent, uint64_t idx, ospg_kind kind,
     if (!n)
         note_failure("begin", rc);
 out:
-    pthread_mutex_unlock(&lock);
+    spin_release(&lock);
     return n;
 }
 
 void online_work(ospg_node *parent, uint64_t idx, uint64_t work, uint32_t loc,
                  uint32_t region)
 {
-    pthread_mutex_lock(&lock);
+    spin_acquire(&lock);
     if (!failed && !closed) {
         int rc = parent ? ospg_work(graph, parent, idx, work, loc, region)
                         : OSPG_ERR_STATE;
         if (rc)
             note_failure("work", rc);
     }
-    pthread_mutex_unlock(&lock);
+    spin_release(&lock);
 }
 
 void online_end(ospg_node *node, uint64_t nchildren, uint32_t loc)
 {
-    pthread_mutex_lock(&lock);
+    spin_acquire(&lock);
     if (!failed && !closed) {
         int rc = node ? ospg_end(graph, node, nchildren, loc) : OSPG_ERR_STATE;
         if (rc)
             note_failure("end", rc);
     }
-    pthread_mutex_unlock(&lock);
+    spin_release(&lock);
 }
 
 void online_loc(uint32_t loc, const char *directive, const char *where)
 {
-    pthread_mutex_lock(&lock);
+    spin_acquire(&lock);
     loctab_set(locs, loc, directive, where);
-    pthread_mutex_unlock(&lock);
+    spin_release(&lock);
 }
 
 void online_meta(const char *key, const char *value)
 {
-    pthread_mutex_lock(&lock);
+    spin_acquire(&lock);
     if (!report_meta_reserved(key))
         report_meta_set(meta, key, value);
-    pthread_mutex_unlock(&lock);
+    spin_release(&lock);
 }
 
 int online_finish(uint64_t root_nchildren, int partial, const char *dir,
@@ -163,7 +164,7 @@ int online_finish(uint64_t root_nchildren, int partial, const char *dir,
     ospg_profile prof;
     loctab *named = NULL;
     memset(&prof, 0, sizeof(prof));
-    pthread_mutex_lock(&lock);
+    spin_acquire(&lock);
     if (closed) {
         snprintf(err, errlen, "the profile was already written");
         goto out;
@@ -215,6 +216,6 @@ int online_finish(uint64_t root_nchildren, int partial, const char *dir,
 out:
     ospg_profile_free(&prof);
     loctab_free(named);
-    pthread_mutex_unlock(&lock);
+    spin_release(&lock);
     return ret;
 }

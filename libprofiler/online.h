@@ -5,7 +5,7 @@
  * soon as it completes, so memory is bounded by the nodes live at once,
  * whatever the length of the run.  At the end the profile is written like
  * the offline analyzer writes it (profile.csv, run.json, profile.db), by
- * the same code.  One mutex serializes the core; every call here takes it,
+ * the same code.  One lock serializes the core; every call here takes it,
  * so callers must not hold it.  Node handles are the core's own.
  */
 #ifndef WHATIF_ONLINE_H

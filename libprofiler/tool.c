@@ -30,6 +30,7 @@
 #include "online.h"
 #include "regions.h"
 #include "scenario.h"
+#include "spin.h"
 #include "stream.h"
 
 #define LOC_STACK 32
@@ -48,7 +49,7 @@ typedef struct region {
     _Atomic unsigned team;
     uint32_t loc;
     uint64_t uid;
-    pthread_mutex_t lock;    /* phase changes */
+    spin_lock lock;          /* phase changes */
     uint32_t path;           /* what-if region path its threads inherit */
     struct tctx *parent;     /* the encountering task */
 } region;
@@ -626,7 +627,6 @@ static void on_parallel_begin(ompt_data_t *enc_data, const ompt_frame_t *frame,
     region *r = calloc(1, sizeof(*r));
     if (!r)
         return;
-    pthread_mutex_init(&r->lock, NULL);
     r->uid = atomic_fetch_add(&region_uid, 1) + 1;
     r->loc = stream_loc(&ts->st, code, DIR_PARALLEL);
     r->team = requested;
@@ -657,7 +657,6 @@ static void on_parallel_end(ompt_data_t *parallel_data, ompt_data_t *enc_data,
     tctx *c = r->parent;
     c->waiting = 0;
     ts->ctx = c;
-    pthread_mutex_destroy(&r->lock);
     free(r);
     parallel_data->ptr = NULL;
     frag_open(ts);
@@ -723,10 +722,10 @@ static void on_implicit_task(ompt_scope_endpoint_t endpoint,
         c->index = index;
         c->base_loc = r->loc;
         atomic_store(&r->team, actual);
-        pthread_mutex_lock(&r->lock);
+        spin_acquire(&r->lock);
         c->phase_no = r->phase_no;
         cnode phase = r->phase;
-        pthread_mutex_unlock(&r->lock);
+        spin_release(&r->lock);
         begin_node(ts, &c->node, &phase, index, OSPG_P, OSPG_LOC_NONE, 0,
                    NULL);
         c->share_open = 1;
@@ -762,7 +761,7 @@ static int is_barrier(ompt_sync_region_t kind)
 static void barrier_leave(tstate *ts, tctx *c)
 {
     region *r = c->region;
-    pthread_mutex_lock(&r->lock);
+    spin_acquire(&r->lock);
     if (r->phase_no == c->phase_no) {
         /* First thread out: every thread has begun its share. */
         r->phase.nkids = r->team;
@@ -773,7 +772,7 @@ static void barrier_leave(tstate *ts, tctx *c)
     }
     c->phase_no = r->phase_no;
     cnode phase = r->phase;
-    pthread_mutex_unlock(&r->lock);
+    spin_release(&r->lock);
     begin_node(ts, &c->node, &phase, c->index, OSPG_P, OSPG_LOC_NONE, 0,
                NULL);
     c->share_open = 1;
