@@ -17,24 +17,8 @@
 #include <string.h>
 #include <time.h>
 
-static volatile unsigned long sink;
+#include "burn.h"
 
-/* Spins until this thread has used ms milliseconds of CPU. */
-static void burn(double ms)
-{
-    struct timespec t0, t;
-    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t0);
-    long target = (long)(ms * 1e6);
-    for (;;) {
-        for (int i = 0; i < 2000; i++)
-            sink += (unsigned long)i * 2654435761u;
-        clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t);
-        long el = (t.tv_sec - t0.tv_sec) * 1000000000L +
-                  (t.tv_nsec - t0.tv_nsec);
-        if (el >= target)
-            return;
-    }
-}
 
 int main(int argc, char **argv)
 {
@@ -44,23 +28,23 @@ int main(int argc, char **argv)
     }
     double s = atof(argv[2]), c = atof(argv[3]);
     int k = atoi(argv[4]);
-    burn(s);
+    burn_ms(s);
     if (!strcmp(argv[1], "loop")) {
 #pragma omp parallel for schedule(dynamic, 1)
         for (int i = 0; i < k; i++)
-            burn(c);
+            burn_ms(c);
     } else {
 #pragma omp parallel
 #pragma omp single
         {
             for (int i = 0; i < k; i++) {
 #pragma omp task
-                burn(c);
+                burn_ms(c);
             }
 #pragma omp taskwait
         }
     }
-    burn(s);
+    burn_ms(s);
     printf("done\n");
     return 0;
 }

@@ -71,23 +71,9 @@
 #include <string.h>
 #include <time.h>
 
-static double unit_ms;
-static volatile unsigned long sink;
+#include "burn.h"
 
-static void burn_ms(double ms)
-{
-    struct timespec t0, t;
-    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t0);
-    long target = (long)(ms * 1e6);
-    for (;;) {
-        for (int i = 0; i < 2000; i++)
-            sink += (unsigned long)i * 2654435761u;
-        clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t);
-        if ((t.tv_sec - t0.tv_sec) * 1000000000L + (t.tv_nsec - t0.tv_nsec) >=
-            target)
-            return;
-    }
-}
+static double unit_ms;
 
 static void unit(void)
 {

@@ -16,23 +16,12 @@
 #include <string.h>
 #include <time.h>
 
+#include "burn.h"
 #include "whatif.h"
-
-static volatile unsigned long sink;
 
 static void unit(double n)
 {
-    struct timespec t0, t;
-    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t0);
-    long target = (long)(n * 10e6);
-    for (;;) {
-        for (int i = 0; i < 2000; i++)
-            sink += (unsigned long)i * 2654435761u;
-        clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t);
-        if ((t.tv_sec - t0.tv_sec) * 1000000000L + (t.tv_nsec - t0.tv_nsec) >=
-            target)
-            return;
-    }
+    burn_ms(n * 10.0);
 }
 
 static void loop8(void)
