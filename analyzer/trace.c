@@ -568,12 +568,47 @@ int trace_write_begin(trace_writer *w, uint64_t id, uint64_t parent,
     return put_rec(w, &r);
 }
 
+/* The hot records (WORK, END, a plain BEGIN) are encoded straight into
+ * the block when they surely fit: the same bytes emit() would produce,
+ * without its per-field dispatch (test_trace checks both agree). */
+static inline uint8_t *fast_slot(trace_writer *w, size_t bound)
+{
+    if (w->failed || w->used + bound > w->bsize)
+        return NULL;
+    return w->buf + BLOCK_HDR_LEN + w->used;
+}
+
+static inline uint8_t *put_node(trace_writer *w, uint8_t *p, uint64_t id)
+{
+    p = varint_put(p, zigzag(id - w->prev));
+    w->prev = id;
+    return p;
+}
+
+static inline int fast_done(trace_writer *w, const uint8_t *start,
+                            const uint8_t *end)
+{
+    w->used += (size_t)(end - start);
+    w->nrec++;
+    return 0;
+}
+
 int trace_write_work(trace_writer *w, uint64_t parent, uint64_t idx,
                      uint64_t work, uint32_t loc, uint32_t region)
 {
     if (!w) {
         errno = EINVAL;
         return -1;
+    }
+    uint8_t *p = fast_slot(w, 1 + 5 * VARINT_MAX), *start = p;
+    if (p) {
+        *p++ = TRACE_WORK;
+        p = put_node(w, p, parent);
+        p = varint_put(p, idx);
+        p = varint_put(p, work);
+        p = varint_put(p, loc_code(loc));
+        p = varint_put(p, region);
+        return fast_done(w, start, p);
     }
     wrec r = {.r = {.type = TRACE_WORK, .parent = parent, .idx = idx,
                     .work = work, .loc = loc, .region = region}};
@@ -586,6 +621,14 @@ int trace_write_end(trace_writer *w, uint64_t id, uint64_t nchildren,
     if (!w) {
         errno = EINVAL;
         return -1;
+    }
+    uint8_t *p = fast_slot(w, 1 + 3 * VARINT_MAX), *start = p;
+    if (p) {
+        *p++ = TRACE_END;
+        p = put_node(w, p, id);
+        p = varint_put(p, nchildren);
+        p = varint_put(p, loc_code(loc));
+        return fast_done(w, start, p);
     }
     wrec r = {.r = {.type = TRACE_END, .id = id, .nchildren = nchildren,
                     .loc = loc}};

@@ -116,8 +116,12 @@ typedef struct tctx {
     ospg_kind pend_kind;
 } tctx;
 
+#define CTX_CACHE 64 /* freed task contexts a thread keeps for reuse */
+
 typedef struct tstate {
     stream_thread st;
+    tctx *spare[CTX_CACHE];  /* freed contexts: tasks need no malloc */
+    int nspare;
     counter_thread ct;
     int ok;                  /* stream open */
     int in_frag;
@@ -466,12 +470,33 @@ static void begin_chunk(tstate *ts, tctx *c)
 
 enum { BEGIN_DONE = 0, BEGIN_PENDING, BEGIN_WRITING };
 
+/* A zeroed task context, from the thread's spares when it has one. */
+static tctx *ctx_alloc(tstate *ts)
+{
+    if (ts && ts->nspare) {
+        tctx *t = ts->spare[--ts->nspare];
+        memset(t, 0, sizeof(*t));
+        return t;
+    }
+    return calloc(1, sizeof(tctx));
+}
+
+/* Frees a context into the calling thread's spares (any thread may free
+ * any context: the spares only hold free memory). */
+static void ctx_free(tctx *t)
+{
+    tstate *ts = self;
+    free_frames(t);
+    if (ts && ts->nspare < CTX_CACHE)
+        ts->spare[ts->nspare++] = t;
+    else
+        free(t);
+}
+
 static void task_release(tctx *t)
 {
-    if (atomic_fetch_sub(&t->refs, 1) == 1) {
-        free_frames(t);
-        free(t);
-    }
+    if (atomic_fetch_sub(&t->refs, 1) == 1)
+        ctx_free(t);
 }
 
 /* Writes a task's begin record once: whoever claims it first. */
@@ -713,7 +738,7 @@ static void on_implicit_task(ompt_scope_endpoint_t endpoint,
         task_data->ptr = NULL;
         if (!r)
             return;
-        tctx *c = calloc(1, sizeof(*c));
+        tctx *c = ctx_alloc(ts);
         if (!c)
             return;
         c->kind = CTX_IMPLICIT;
@@ -742,8 +767,7 @@ static void on_implicit_task(ompt_scope_endpoint_t endpoint,
         if (ts->ctx == c)
             ts->ctx = NULL;
         task_data->ptr = NULL;
-        free_frames(c);
-        free(c);
+        ctx_free(c);
     }
 }
 
@@ -1118,7 +1142,7 @@ static void on_task_create(ompt_data_t *enc_data, const ompt_frame_t *frame,
         c->waiting = 1;
         return;
     }
-    tctx *t = calloc(1, sizeof(*t));
+    tctx *t = ctx_alloc(ts);
     if (!t) {
         frag_open(ts);
         return;
