@@ -41,19 +41,10 @@ typedef struct id_entry {
     UT_hash_handle hh;
 } id_entry;
 
-typedef struct stream {
-    const char *name;
-    trace_reader *rd;
-    int done;
-    int pending;        /* rec holds a record not yet applied */
-    uint64_t rec_off;   /* its byte offset */
-    trace_rec rec;
-} stream;
-
-typedef struct replay {
+struct replay_engine {
     ospg *g;
     loctab *lt;
-    const replay_hooks *hooks;
+    replay_hooks hooks;
     id_entry *nodes;
     id_entry *groups;
     id_entry *last;     /* the node found last: W records repeat parents */
@@ -61,15 +52,25 @@ typedef struct replay {
     id_entry *spare;    /* released entries, reused (linked through hh.next) */
     int root_ended;
     uint64_t root_nchildren;
-    char *err;
-    size_t errlen;
-} replay;
+    const char *unit;   /* what a record's position counts ("byte") */
+    /* the record being applied, for messages */
+    const char *src;
+    uint64_t off;
+    char err[1024];
+};
 
-static void set_err(replay *rp, const char *fmt, ...)
+typedef struct replay_engine replay;
+
+/* An error about the record being applied: "SRC: UNIT OFF: what". */
+static void rec_err(replay *rp, const char *fmt, ...)
 {
+    int n = snprintf(rp->err, sizeof(rp->err), "%s: %s %llu: ", rp->src,
+                     rp->unit, (unsigned long long)rp->off);
+    if (n < 0 || (size_t)n >= sizeof(rp->err))
+        return;
     va_list ap;
     va_start(ap, fmt);
-    vsnprintf(rp->err, rp->errlen, fmt, ap);
+    vsnprintf(rp->err + n, sizeof(rp->err) - n, fmt, ap);
     va_end(ap);
 }
 
@@ -136,31 +137,89 @@ static const char *rec_name(int type)
     return "record";
 }
 
-static int core_error(replay *rp, stream *s, int rc)
+static int core_error(replay *rp, const trace_rec *r, int rc)
 {
-    set_err(rp, "%s: byte %llu: %s record: %s", s->name,
-            (unsigned long long)s->rec_off, rec_name(s->rec.type),
-            ospg_strerror(rc));
+    rec_err(rp, "%s record: %s", rec_name(r->type), ospg_strerror(rc));
     return -1;
+}
+
+replay_engine *replay_engine_new(size_t nscen, const ospg_scenario *scen,
+                                 loctab *lt, const replay_hooks *hooks,
+                                 const char *unit)
+{
+    replay *rp = calloc(1, sizeof(*rp));
+    if (!rp)
+        return NULL;
+    rp->lt = lt;
+    if (hooks)
+        rp->hooks = *hooks;
+    rp->unit = unit;
+    rp->src = "";
+    id_entry *root;
+    if (!(rp->g = ospg_new(nscen, scen)) ||
+        map_add(rp, &rp->nodes, TRACE_ROOT_ID, MAP_NODE, &root)) {
+        replay_engine_free(rp);
+        return NULL;
+    }
+    ospg_set_release_hook(rp->g, on_release, rp);
+    root->node = ospg_root(rp->g);
+    return rp;
+}
+
+void replay_engine_free(replay_engine *rp)
+{
+    if (!rp)
+        return;
+    if (rp->g) {
+        ospg_set_release_hook(rp->g, NULL, NULL);
+        ospg_free(rp->g);
+    }
+    id_entry *e, *tmp;
+    HASH_ITER(hh, rp->nodes, e, tmp) {
+        HASH_DEL(rp->nodes, e);
+        free(e);
+    }
+    HASH_ITER(hh, rp->groups, e, tmp) {
+        HASH_DEL(rp->groups, e);
+        free(e);
+    }
+    while (rp->spare) {
+        e = rp->spare;
+        rp->spare = e->hh.next;
+        free(e);
+    }
+    free(rp);
+}
+
+const char *replay_engine_error(const replay_engine *rp)
+{
+    return rp->err;
+}
+
+ospg *replay_engine_graph(replay_engine *rp)
+{
+    return rp->g;
+}
+
+int replay_engine_root_ended(const replay_engine *rp)
+{
+    return rp->root_ended;
 }
 
 /* The group of a member's BEGIN: found, or created at its first member
  * (the owner, an ancestor of the member, is then necessarily still live).
  * Returns 1 with *out set, 0 when the owner is not begun yet, -1 on error
  * (message set). */
-static int member_group(replay *rp, stream *s, id_entry **out)
+static int member_group(replay *rp, const trace_rec *r, id_entry **out)
 {
-    const trace_rec *r = &s->rec;
     id_entry *e = rp->last_group && rp->last_group->id == r->group
                       ? rp->last_group
                       : find(rp->groups, r->group);
     if (e) {
         rp->last_group = e;
         if (e->owner != r->owner) {
-            set_err(rp, "%s: byte %llu: group %llu has owner %llu, this "
-                    "member names owner %llu", s->name,
-                    (unsigned long long)s->rec_off,
-                    (unsigned long long)r->group,
+            rec_err(rp, "group %llu has owner %llu, this member names "
+                    "owner %llu", (unsigned long long)r->group,
                     (unsigned long long)e->owner,
                     (unsigned long long)r->owner);
             return -1;
@@ -172,16 +231,15 @@ static int member_group(replay *rp, stream *s, id_entry **out)
     if (!o)
         return 0;
     if (r->loc == OSPG_LOC_NONE) {
-        set_err(rp, "%s: byte %llu: group member without a location",
-                s->name, (unsigned long long)s->rec_off);
+        rec_err(rp, "group member without a location");
         return -1;
     }
     ospg_group *g = ospg_group_new(rp->g, o->node, r->loc);
     if (!g)
-        return core_error(rp, s, ospg_error(rp->g));
+        return core_error(rp, r, ospg_error(rp->g));
     if (map_add(rp, &rp->groups, r->group, MAP_GROUP, &e)) {
         /* not mapped: the core frees it with its owner, no hook runs */
-        return core_error(rp, s, OSPG_ERR_NOMEM);
+        return core_error(rp, r, OSPG_ERR_NOMEM);
     }
     e->group = g;
     e->owner = r->owner;
@@ -190,16 +248,16 @@ static int member_group(replay *rp, stream *s, id_entry **out)
     return 1;
 }
 
-/* Applies s->rec.  Returns 1 when applied, 0 when it names a node not
- * begun yet (a parent, or a group's owner), -1 on error (message set). */
-static int apply(replay *rp, stream *s)
+int replay_engine_apply(replay_engine *rp, const trace_rec *r,
+                        const char *src, uint64_t off)
 {
-    const trace_rec *r = &s->rec;
     id_entry *p, *e, *gr = NULL;
     int rc = 0;
 
+    rp->src = src;
+    rp->off = off;
     /* A scan reads names, metadata and regions only. */
-    if (rp->hooks && rp->hooks->scan_only && r->type != TRACE_LOC &&
+    if (rp->hooks.scan_only && r->type != TRACE_LOC &&
         r->type != TRACE_META && r->type != TRACE_REGION)
         return 1;
     switch (r->type) {
@@ -207,20 +265,18 @@ static int apply(replay *rp, stream *s)
         if (!(p = find_node(rp, r->parent)))
             return 0;
         if (r->id == TRACE_ROOT_ID || find_node(rp, r->id)) {
-            set_err(rp, "%s: byte %llu: node %llu begun twice", s->name,
-                    (unsigned long long)s->rec_off,
-                    (unsigned long long)r->id);
+            rec_err(rp, "node %llu begun twice", (unsigned long long)r->id);
             return -1;
         }
-        if (r->group && (rc = member_group(rp, s, &gr)) <= 0)
+        if (r->group && (rc = member_group(rp, r, &gr)) <= 0)
             return rc;
         ospg_node *n = ospg_begin(rp->g, p->node, r->idx, (ospg_kind)r->kind,
                                   r->loc, gr ? gr->group : NULL, r->deps,
                                   r->ndeps, &rc);
         if (!n)
-            return core_error(rp, s, rc);
+            return core_error(rp, r, rc);
         if (map_add(rp, &rp->nodes, r->id, MAP_NODE, &e))
-            return core_error(rp, s, OSPG_ERR_NOMEM);
+            return core_error(rp, r, OSPG_ERR_NOMEM);
         e->node = n;
         ospg_node_set_user(n, e);
         return 1;
@@ -228,12 +284,11 @@ static int apply(replay *rp, stream *s)
         if (!(p = find_node(rp, r->parent)))
             return 0;
         rc = ospg_work(rp->g, p->node, r->idx, r->work, r->loc, r->region);
-        return rc ? core_error(rp, s, rc) : 1;
+        return rc ? core_error(rp, r, rc) : 1;
     case TRACE_END:
         if (r->id == TRACE_ROOT_ID) {
             if (rp->root_ended) {
-                set_err(rp, "%s: byte %llu: the program ends twice", s->name,
-                        (unsigned long long)s->rec_off);
+                rec_err(rp, "the program ends twice");
                 return -1;
             }
             rp->root_ended = 1;
@@ -243,34 +298,72 @@ static int apply(replay *rp, stream *s)
         if (!(e = find_node(rp, r->id)))
             return 0;
         rc = ospg_end(rp->g, e->node, r->nchildren, r->loc);
-        return rc ? core_error(rp, s, rc) : 1;
+        return rc ? core_error(rp, r, rc) : 1;
     case TRACE_LOC:
         rc = loctab_set(rp->lt, r->loc, r->str1, r->str2);
         if (rc) {
-            set_err(rp, "%s: byte %llu: location %u: %s", s->name,
-                    (unsigned long long)s->rec_off, r->loc,
-                    loctab_strerror(rc));
+            rec_err(rp, "location %u: %s", r->loc, loctab_strerror(rc));
             return -1;
         }
         return 1;
     case TRACE_META:
-        if (rp->hooks && rp->hooks->meta)
-            rp->hooks->meta(rp->hooks->arg, r->str1, r->str2);
+        if (rp->hooks.meta)
+            rp->hooks.meta(rp->hooks.arg, r->str1, r->str2);
         return 1;
     case TRACE_REGION:
-        if (rp->hooks && rp->hooks->region)
-            rp->hooks->region(rp->hooks->arg, r->region_id, r->region_parent,
-                              r->loc, r->factor_milli);
+        if (rp->hooks.region)
+            rp->hooks.region(rp->hooks.arg, r->region_id, r->region_parent,
+                             r->loc, r->factor_milli);
         return 1;
     }
-    set_err(rp, "%s: byte %llu: unknown record", s->name,
-            (unsigned long long)s->rec_off);
+    rec_err(rp, "unknown record");
     return -1;
 }
 
+void replay_engine_blocked(replay_engine *rp, const trace_rec *r,
+                           const char *src, uint64_t off)
+{
+    /* a BEGIN waits on its parent, then on its group's owner (only while
+     * the group is not created yet) */
+    int owner = r->type == TRACE_BEGIN && find(rp->nodes, r->parent) != NULL;
+    uint64_t id = owner ? r->owner
+                  : r->type == TRACE_BEGIN || r->type == TRACE_WORK
+                      ? r->parent
+                      : r->id;
+    rp->src = src;
+    rp->off = off;
+    rec_err(rp, "%s record names %s %llu, which no stream begins (or which "
+            "already completed)", rec_name(r->type),
+            owner ? "group owner node" : "node", (unsigned long long)id);
+}
+
+int replay_engine_finish(replay_engine *rp, int partial, ospg_profile *out)
+{
+    int rc = partial ? ospg_finish_partial(rp->g, out)
+                     : ospg_finish(rp->g, rp->root_nchildren, out);
+    if (rc)
+        snprintf(rp->err, sizeof(rp->err),
+                 "%llu nodes never completed (%s)",
+                 (unsigned long long)(ospg_live_nodes(rp->g) - 1),
+                 ospg_strerror(rc));
+    return rc ? -1 : 0;
+}
+
+/* ---- Trace files ---- */
+
+typedef struct stream {
+    const char *name;
+    trace_reader *rd;
+    int done;
+    int pending;        /* rec holds a record not yet applied */
+    uint64_t rec_off;   /* its byte offset */
+    trace_rec rec;
+} stream;
+
 /* Advances one stream by up to BATCH records.  Returns the number applied,
- * or -1 on error. */
-static long step(replay *rp, stream *s, replay_stats *st)
+ * or -1 on error (message in err). */
+static long step(replay *rp, stream *s, replay_stats *st, char *err,
+                 size_t errlen)
 {
     long applied = 0;
     while (!s->done && applied < BATCH) {
@@ -278,7 +371,7 @@ static long step(replay *rp, stream *s, replay_stats *st)
             s->rec_off = trace_reader_offset(s->rd);
             int rc = trace_reader_next(s->rd, &s->rec);
             if (rc < 0) {
-                set_err(rp, "%s", trace_reader_error(s->rd));
+                snprintf(err, errlen, "%s", trace_reader_error(s->rd));
                 return -1;
             }
             if (rc == 0) {
@@ -288,9 +381,11 @@ static long step(replay *rp, stream *s, replay_stats *st)
             s->pending = 1;
             st->records++;
         }
-        int rc = apply(rp, s);
-        if (rc < 0)
+        int rc = replay_engine_apply(rp, &s->rec, s->name, s->rec_off);
+        if (rc < 0) {
+            snprintf(err, errlen, "%s", rp->err);
             return -1;
+        }
         if (rc == 0)
             break;
         s->pending = 0;
@@ -304,41 +399,29 @@ int replay_files(const char *const *paths, size_t npaths, size_t nscen,
                  const replay_hooks *hooks, ospg_profile *out,
                  replay_stats *stats, char *err, size_t errlen)
 {
-    replay rp = {0};
     replay_stats st = {0};
     stream *ss = calloc(npaths ? npaths : 1, sizeof(*ss));
+    replay *rp = replay_engine_new(nscen, scen, lt, hooks, "byte");
     int ret = -1;
 
     memset(out, 0, sizeof(*out));
-    rp.lt = lt;
-    rp.hooks = hooks;
-    rp.err = err;
-    rp.errlen = errlen;
-    rp.g = ospg_new(nscen, scen);
-    if (!ss || !rp.g) {
-        set_err(&rp, "out of memory");
+    if (!ss || !rp) {
+        snprintf(err, errlen, "out of memory");
         goto out;
     }
-    ospg_set_release_hook(rp.g, on_release, &rp);
-    id_entry *root;
-    if (map_add(&rp, &rp.nodes, TRACE_ROOT_ID, MAP_NODE, &root)) {
-        set_err(&rp, "out of memory");
-        goto out;
-    }
-    root->node = ospg_root(rp.g);
     if (npaths == 0) {
-        set_err(&rp, "no trace stream to read");
+        snprintf(err, errlen, "no trace stream to read");
         goto out;
     }
     for (size_t i = 0; i < npaths; i++) {
         ss[i].name = paths[i];
         ss[i].rd = trace_reader_open(paths[i]);
         if (!ss[i].rd) {
-            set_err(&rp, "%s: out of memory", paths[i]);
+            snprintf(err, errlen, "%s: out of memory", paths[i]);
             goto out;
         }
         if (trace_reader_error(ss[i].rd)) {
-            set_err(&rp, "%s", trace_reader_error(ss[i].rd));
+            snprintf(err, errlen, "%s", trace_reader_error(ss[i].rd));
             goto out;
         }
     }
@@ -348,7 +431,7 @@ int replay_files(const char *const *paths, size_t npaths, size_t nscen,
         long progress = 0;
         size_t open = 0;
         for (size_t i = 0; i < npaths; i++) {
-            long n = step(&rp, &ss[i], &st);
+            long n = step(rp, &ss[i], &st, err, errlen);
             if (n < 0)
                 goto out;
             progress += n;
@@ -360,23 +443,9 @@ int replay_files(const char *const *paths, size_t npaths, size_t nscen,
             for (size_t i = 0; i < npaths; i++) {
                 if (!ss[i].pending)
                     continue;
-                /* a BEGIN waits on its parent, then on its group's
-                 * owner (only while the group is not created yet) */
-                const trace_rec *r = &ss[i].rec;
-                int owner = r->type == TRACE_BEGIN &&
-                            find(rp.nodes, r->parent) != NULL;
-                uint64_t id = owner ? r->owner
-                              : r->type == TRACE_BEGIN ||
-                                      r->type == TRACE_WORK
-                                  ? r->parent
-                                  : r->id;
-                set_err(&rp,
-                        "%s: byte %llu: %s record names %s %llu, which no "
-                        "stream begins (or which already completed)",
-                        ss[i].name, (unsigned long long)ss[i].rec_off,
-                        rec_name(r->type),
-                        owner ? "group owner node" : "node",
-                        (unsigned long long)id);
+                replay_engine_blocked(rp, &ss[i].rec, ss[i].name,
+                                      ss[i].rec_off);
+                snprintf(err, errlen, "%s", rp->err);
                 goto out;
             }
         }
@@ -387,45 +456,24 @@ int replay_files(const char *const *paths, size_t npaths, size_t nscen,
         ret = 0;
         goto out;
     }
-    if (!rp.root_ended) {
-        set_err(&rp,
-                "%s: the trace has no end-of-program record (%llu nodes "
-                "still open): the run was cut short or a stream is missing",
-                paths[0], (unsigned long long)(ospg_live_nodes(rp.g) - 1));
+    if (!rp->root_ended) {
+        snprintf(err, errlen,
+                 "%s: the trace has no end-of-program record (%llu nodes "
+                 "still open): the run was cut short or a stream is missing",
+                 paths[0], (unsigned long long)(ospg_live_nodes(rp->g) - 1));
         goto out;
     }
-    st.peak_live_nodes = ospg_peak_live_nodes(rp.g);
-    int rc = ospg_finish(rp.g, rp.root_nchildren, out);
-    if (rc) {
-        set_err(&rp,
-                "%s: the trace is incomplete: %llu nodes never completed "
-                "(%s)", paths[0],
-                (unsigned long long)(ospg_live_nodes(rp.g) - 1),
-                ospg_strerror(rc));
+    st.peak_live_nodes = ospg_peak_live_nodes(rp->g);
+    if (replay_engine_finish(rp, 0, out)) {
+        snprintf(err, errlen, "%s: the trace is incomplete: %s", paths[0],
+                 rp->err);
         goto out;
     }
     ret = 0;
 out:
     if (stats)
         *stats = st;
-    if (rp.g) {
-        ospg_set_release_hook(rp.g, NULL, NULL);
-        ospg_free(rp.g);
-    }
-    id_entry *e, *tmp;
-    HASH_ITER(hh, rp.nodes, e, tmp) {
-        HASH_DEL(rp.nodes, e);
-        free(e);
-    }
-    HASH_ITER(hh, rp.groups, e, tmp) {
-        HASH_DEL(rp.groups, e);
-        free(e);
-    }
-    while (rp.spare) {
-        e = rp.spare;
-        rp.spare = e->hh.next;
-        free(e);
-    }
+    replay_engine_free(rp);
     for (size_t i = 0; ss && i < npaths; i++)
         trace_reader_close(ss[i].rd);
     free(ss);

@@ -14,6 +14,7 @@
 
 #include "loctab.h"
 #include "ospg.h"
+#include "trace.h"
 
 #define REPLAY_STREAM_PREFIX "thread-"
 #define REPLAY_STREAM_SUFFIX ".wit"
@@ -33,6 +34,43 @@ typedef struct replay_stats {
     size_t streams;
     uint64_t peak_live_nodes;
 } replay_stats;
+
+/* ---- The engine: one record at a time ----
+ *
+ * Maps the records' node and group ids to the core's nodes and applies
+ * them.  The caller decides the order; a record naming a node not begun
+ * yet is refused (0) and must be offered again later.  The on-the-fly
+ * profiler drives the same engine from in-memory queues. */
+typedef struct replay_engine replay_engine;
+
+/* A fresh builder with the given scenarios; locations go into lt, META
+ * and REGION records to hooks (may be NULL).  unit names what a record's
+ * position counts in messages ("byte").  NULL when out of memory. */
+replay_engine *replay_engine_new(size_t nscen, const ospg_scenario *scen,
+                                 loctab *lt, const replay_hooks *hooks,
+                                 const char *unit);
+void replay_engine_free(replay_engine *e);
+
+/* Applies r, read from src at position off.  Returns 1 when applied, 0
+ * when it names a node (a parent, or a group's owner) not begun yet, -1
+ * on error (replay_engine_error(): "SRC: UNIT OFF: what"). */
+int replay_engine_apply(replay_engine *e, const trace_rec *r,
+                        const char *src, uint64_t off);
+
+/* Sets the error for a record that can never be applied (nothing will
+ * begin the node it waits on). */
+void replay_engine_blocked(replay_engine *e, const trace_rec *r,
+                           const char *src, uint64_t off);
+
+/* Computes *out (ospg_finish, or ospg_finish_partial when partial); -1
+ * with the error set ("N nodes never completed (why)"). */
+int replay_engine_finish(replay_engine *e, int partial, ospg_profile *out);
+
+const char *replay_engine_error(const replay_engine *e);
+ospg *replay_engine_graph(replay_engine *e);
+int replay_engine_root_ended(const replay_engine *e);
+
+/* ---- Trace files ---- */
 
 /* Replays the trace files paths[0..npaths) into a fresh builder with the
  * given scenarios, defines their locations in lt, passes META and REGION
