@@ -1,43 +1,90 @@
-/* online.c - feeds the analysis core from the profiler's callbacks. */
+/* online.c - feeds the analysis core from the profiler's callbacks.
+ *
+ * A queue is a list of chunks.  The owning thread writes records into its
+ * tail chunk and publishes them by storing the chunk's committed length
+ * (release); it links a new chunk (release) only after the last record of
+ * the old one is committed.  The drainer, holding drain_lock, reads each
+ * queue's head chunk up to its committed length (acquire) and hands used
+ * chunks back through the queue's `returned` stack, which only the owner
+ * empties (all at once), so neither side ever waits on the other.
+ *
+ * Records are applied in causal order by construction: a thread publishes
+ * a node's BEGIN before the node can be named by any other thread's record
+ * (the runtime orders task creation before execution), so when a record
+ * names a node the drainer has not seen, the BEGIN is already committed in
+ * some queue, and another pass over the queues finds it.
+ */
 #include "online.h"
 
-#include <errno.h>
-#include <pthread.h>
+#include <limits.h>
+#include <stdalign.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
-
-#include <uthash.h>
 
 #include "loctab.h"
+#include "replay.h"
 #include "report.h"
 #include "spin.h"
 #include "srcloc.h"
 
-typedef struct group_entry {
-    uint64_t id;
-    ospg_group *group;
-    UT_hash_handle hh;
-} group_entry;
+#define CHUNK_BYTES (16u << 10)
+/* Queued chunks after which a thread stops to drain: bounds the memory of
+ * records not yet applied at about threads x MAX_BACKLOG x CHUNK_BYTES. */
+#define MAX_BACKLOG 8u
+/* Records one drain applies before letting go of the core. */
+#define DRAIN_BUDGET 65536L
 
-static spin_lock lock = SPIN_LOCK_INIT;
-static ospg *graph;
+typedef struct qrec {
+    uint8_t type;        /* TRACE_BEGIN, TRACE_WORK or TRACE_END */
+    uint8_t kind;        /* BEGIN: ospg_kind */
+    uint16_t unused;
+    uint32_t loc;
+    uint32_t region;     /* WORK */
+    uint32_t ndeps;      /* BEGIN: ospg_dep items follow the record */
+    uint64_t id;         /* BEGIN, END */
+    uint64_t parent;     /* BEGIN, WORK */
+    uint64_t idx;        /* BEGIN, WORK */
+    uint64_t arg;        /* WORK: work; END: nchildren; BEGIN: group */
+    uint64_t owner;      /* BEGIN with a group */
+} qrec;
+
+typedef struct qchunk {
+    _Atomic(struct qchunk *) next;  /* set once the owner moved on */
+    atomic_size_t committed;        /* bytes of whole records */
+    size_t cap;
+    struct qchunk *free_next;       /* on a spare or returned list */
+    alignas(16) unsigned char data[];
+} qchunk;
+
+struct online_queue {
+    /* the owner's side */
+    alignas(64) qchunk *tail;
+    size_t pos;                 /* bytes written into tail */
+    qchunk *spare;              /* chunks ready for reuse */
+    uint64_t linked;            /* chunks handed to the drainer */
+    /* shared */
+    alignas(64) _Atomic(qchunk *) returned;
+    atomic_uint_fast64_t released;  /* chunks the drainer is done with */
+    /* the drainer's side (drain_lock) */
+    alignas(64) qchunk *head;
+    size_t rpos;
+    uint64_t nrec;              /* records applied, for messages */
+    char name[32];
+    online_queue *next_queue;
+};
+
+static spin_lock drain_lock = SPIN_LOCK_INIT; /* the engine, queue heads */
+static spin_lock names_lock = SPIN_LOCK_INIT; /* locs, meta */
+static _Atomic(online_queue *) queues;
+static atomic_int stopped;    /* failed or closed: records are dropped */
+static replay_engine *engine;
 static loctab *locs;
 static report_meta *meta;
-static group_entry *groups;
-static int failed;            /* the first core error, sticky */
-static int closed;            /* the profile is written: ignore the rest */
-static char fail_what[128];
-
-/* The core frees a group with its owner: forget its id then. */
-static void on_release(void *arg, void *user)
-{
-    (void)arg;
-    group_entry *e = user;
-    HASH_DEL(groups, e);
-    free(e);
-}
+static int failed;            /* the first error, sticky (drain_lock) */
+static int closed;            /* the profile is written (drain_lock) */
+static char fail_what[1024];
 
 static size_t nscen = 1;
 static ospg_scenario *scen;
@@ -60,101 +107,299 @@ int online_setup(const double *factors, size_t nf)
         scen_names[1 + i] = "all";
         scen_factors[1 + i] = factors[i];
     }
-    graph = ospg_new(nscen, scen);
+    engine = replay_engine_new(nscen, scen, NULL, NULL, "record");
     locs = loctab_new();
     meta = report_meta_new();
-    if (!graph || !locs || !meta)
-        return -1;
-    ospg_set_release_hook(graph, on_release, NULL);
-    return 0;
+    return engine && locs && meta ? 0 : -1;
 }
 
-ospg_node *online_root(void)
-{
-    return ospg_root(graph);
-}
-
-/* Remembers the first failure; called with the lock held. */
-static void note_failure(const char *what, int rc)
+/* Remembers the first failure; called with drain_lock held. */
+static void note_failure(const char *what)
 {
     if (failed)
         return;
-    failed = rc ? rc : OSPG_ERR_STATE;
-    snprintf(fail_what, sizeof(fail_what), "%s: %s", what,
-             ospg_strerror(failed));
+    failed = 1;
+    snprintf(fail_what, sizeof(fail_what), "%s", what);
+    atomic_store(&stopped, 1);
 }
 
-ospg_node *online_begin(ospg_node *parent, uint64_t idx, ospg_kind kind,
-                        uint32_t loc, uint64_t group, ospg_node *owner,
-                        const ospg_dep *deps, size_t ndeps)
+/* ---- The drainer ---- */
+
+static size_t rec_size(size_t ndeps)
 {
-    ospg_node *n = NULL;
-    spin_acquire(&lock);
-    if (failed || closed || !parent)
-        goto out;
-    ospg_group *gr = NULL;
-    if (group) {
-        group_entry *e;
-        HASH_FIND(hh, groups, &group, sizeof(group), e);
-        if (!e) {
-            e = calloc(1, sizeof(*e));
-            if (!e || !(e->group = ospg_group_new(graph, owner, loc))) {
-                free(e);
-                note_failure("worksharing group", ospg_error(graph));
-                goto out;
+    return sizeof(qrec) + ndeps * sizeof(ospg_dep);
+}
+
+/* Hands chunk c back to its queue's owner (drain_lock held). */
+static void chunk_release(online_queue *q, qchunk *c)
+{
+    if (c->cap > CHUNK_BYTES) {
+        free(c); /* one oversized record's own chunk */
+    } else {
+        c->free_next = atomic_load_explicit(&q->returned,
+                                            memory_order_relaxed);
+        while (!atomic_compare_exchange_weak_explicit(
+            &q->returned, &c->free_next, c, memory_order_release,
+            memory_order_relaxed))
+            ;
+    }
+    atomic_fetch_add_explicit(&q->released, 1, memory_order_release);
+}
+
+/* Applies q's committed records until one waits on a node not begun yet,
+ * the queue is empty or *budget is spent.  Returns the number applied, -1
+ * on error (failure noted). */
+static long drain_queue(online_queue *q, long *budget)
+{
+    long applied = 0;
+    trace_rec tr;
+    memset(&tr, 0, sizeof(tr));
+    for (;;) {
+        qchunk *c = q->head;
+        size_t end = atomic_load_explicit(&c->committed,
+                                          memory_order_acquire);
+        while (q->rpos < end && *budget > 0) {
+            const qrec *r = (const qrec *)(c->data + q->rpos);
+            tr.type = r->type;
+            tr.kind = r->kind;
+            tr.loc = r->loc;
+            tr.id = r->id;
+            tr.parent = r->parent;
+            tr.idx = r->idx;
+            tr.region = r->region;
+            tr.work = r->arg;
+            tr.nchildren = r->arg;
+            tr.group = r->type == TRACE_BEGIN ? r->arg : 0;
+            tr.owner = r->owner;
+            tr.ndeps = r->ndeps;
+            tr.deps = r->ndeps ? (const ospg_dep *)(r + 1) : NULL;
+            int rc = replay_engine_apply(engine, &tr, q->name, q->nrec);
+            if (rc < 0) {
+                note_failure(replay_engine_error(engine));
+                return -1;
             }
-            e->id = group;
-            HASH_ADD(hh, groups, id, sizeof(e->id), e);
-            ospg_group_set_user(e->group, e);
+            if (rc == 0)
+                return applied;
+            q->rpos += rec_size(r->ndeps);
+            q->nrec++;
+            applied++;
+            (*budget)--;
         }
-        gr = e->group;
+        if (q->rpos < end)
+            return applied;
+        qchunk *nx = atomic_load_explicit(&c->next, memory_order_acquire);
+        if (!nx)
+            return applied;
+        /* records committed before the link are visible now */
+        if (q->rpos < atomic_load_explicit(&c->committed,
+                                           memory_order_acquire))
+            continue;
+        q->head = nx;
+        q->rpos = 0;
+        chunk_release(q, c);
     }
-    int rc = 0;
-    n = ospg_begin(graph, parent, idx, kind, loc, gr, deps, ndeps, &rc);
-    if (!n)
-        note_failure("begin", rc);
-out:
-    spin_release(&lock);
-    return n;
 }
 
-void online_work(ospg_node *parent, uint64_t idx, uint64_t work, uint32_t loc,
-                 uint32_t region)
+/* Drains every queue, round-robin, until no record can be applied or the
+ * budget is spent (budget < 0: no limit).  drain_lock held. */
+static void drain_all(long budget)
 {
-    spin_acquire(&lock);
-    if (!failed && !closed) {
-        int rc = parent ? ospg_work(graph, parent, idx, work, loc, region)
-                        : OSPG_ERR_STATE;
-        if (rc)
-            note_failure("work", rc);
+    long left = budget < 0 ? LONG_MAX : budget;
+    online_queue *first = atomic_load_explicit(&queues, memory_order_acquire);
+    for (;;) {
+        long progress = 0;
+        for (online_queue *q = first; q && !failed; q = q->next_queue) {
+            long n = drain_queue(q, &left);
+            if (n < 0)
+                return;
+            progress += n;
+        }
+        if (!progress || left <= 0 || failed)
+            return;
     }
-    spin_release(&lock);
 }
 
-void online_end(ospg_node *node, uint64_t nchildren, uint32_t loc)
+/* ---- The owner's side ---- */
+
+online_queue *online_queue_open(uint32_t thread_index)
 {
-    spin_acquire(&lock);
-    if (!failed && !closed) {
-        int rc = node ? ospg_end(graph, node, nchildren, loc) : OSPG_ERR_STATE;
-        if (rc)
-            note_failure("end", rc);
+    online_queue *q = calloc(1, sizeof(*q));
+    qchunk *c = calloc(1, sizeof(*c) + CHUNK_BYTES);
+    if (!q || !c) {
+        free(q);
+        free(c);
+        spin_acquire(&drain_lock);
+        note_failure("out of memory for a thread's record queue");
+        spin_release(&drain_lock);
+        return NULL;
     }
-    spin_release(&lock);
+    c->cap = CHUNK_BYTES;
+    q->tail = q->head = c;
+    snprintf(q->name, sizeof(q->name), "thread %u", thread_index);
+    q->next_queue = atomic_load_explicit(&queues, memory_order_relaxed);
+    while (!atomic_compare_exchange_weak_explicit(
+        &queues, &q->next_queue, q, memory_order_release,
+        memory_order_relaxed))
+        ;
+    return q;
+}
+
+static qchunk *chunk_get(online_queue *q, size_t need)
+{
+    qchunk *c = NULL;
+    if (need <= CHUNK_BYTES) {
+        if (!q->spare)
+            q->spare = atomic_exchange_explicit(&q->returned, NULL,
+                                                memory_order_acquire);
+        if ((c = q->spare))
+            q->spare = c->free_next;
+    }
+    if (!c) {
+        size_t cap = need > CHUNK_BYTES ? need : CHUNK_BYTES;
+        if (!(c = malloc(sizeof(*c) + cap)))
+            return NULL;
+        c->cap = cap;
+    }
+    atomic_store_explicit(&c->next, NULL, memory_order_relaxed);
+    atomic_store_explicit(&c->committed, 0, memory_order_relaxed);
+    c->free_next = NULL;
+    return c;
+}
+
+/* The tail chunk has no room for need bytes: links a fresh one, then
+ * drains (waiting for the core only when this queue is too long).
+ * Returns where to write, NULL when out of memory (failure noted). */
+static unsigned char *queue_grow(online_queue *q, size_t need)
+{
+    qchunk *c = chunk_get(q, need);
+    if (!c) {
+        spin_acquire(&drain_lock);
+        note_failure("out of memory for queued records");
+        spin_release(&drain_lock);
+        return NULL;
+    }
+    atomic_store_explicit(&q->tail->next, c, memory_order_release);
+    q->tail = c;
+    q->pos = 0;
+    q->linked++;
+    uint64_t backlog = q->linked - atomic_load_explicit(
+                                       &q->released, memory_order_acquire);
+    if (backlog >= MAX_BACKLOG) {
+        spin_acquire(&drain_lock);
+    } else if (atomic_exchange_explicit(&drain_lock.held, 1,
+                                        memory_order_acquire)) {
+        return c->data;
+    }
+    if (!closed && !failed)
+        drain_all(DRAIN_BUDGET);
+    spin_release(&drain_lock);
+    return c->data;
+}
+
+static inline qrec *rec_reserve(online_queue *q, size_t len)
+{
+    if (!q || atomic_load_explicit(&stopped, memory_order_relaxed))
+        return NULL;
+    if (q->pos + len <= q->tail->cap)
+        return (qrec *)(q->tail->data + q->pos);
+    return (qrec *)queue_grow(q, len);
+}
+
+static inline void rec_commit(online_queue *q, size_t len)
+{
+    q->pos += len;
+    atomic_store_explicit(&q->tail->committed, q->pos, memory_order_release);
+}
+
+void online_begin(online_queue *q, uint64_t id, uint64_t parent,
+                  uint64_t idx, ospg_kind kind, uint32_t loc, uint64_t group,
+                  uint64_t owner, const ospg_dep *deps, size_t ndeps)
+{
+    size_t len = rec_size(ndeps);
+    qrec *r = rec_reserve(q, len);
+    if (!r)
+        return;
+    r->type = TRACE_BEGIN;
+    r->kind = (uint8_t)kind;
+    r->loc = loc;
+    r->region = 0;
+    r->ndeps = (uint32_t)ndeps;
+    r->id = id;
+    r->parent = parent;
+    r->idx = idx;
+    r->arg = group;
+    r->owner = group ? owner : 0;
+    if (ndeps)
+        memcpy(r + 1, deps, ndeps * sizeof(*deps));
+    rec_commit(q, len);
+}
+
+void online_work(online_queue *q, uint64_t parent, uint64_t idx,
+                 uint64_t work, uint32_t loc, uint32_t region)
+{
+    qrec *r = rec_reserve(q, sizeof(qrec));
+    if (!r)
+        return;
+    r->type = TRACE_WORK;
+    r->loc = loc;
+    r->region = region;
+    r->ndeps = 0;
+    r->parent = parent;
+    r->idx = idx;
+    r->arg = work;
+    rec_commit(q, sizeof(qrec));
+}
+
+void online_end(online_queue *q, uint64_t id, uint64_t nchildren,
+                uint32_t loc)
+{
+    qrec *r = rec_reserve(q, sizeof(qrec));
+    if (!r)
+        return;
+    r->type = TRACE_END;
+    r->loc = loc;
+    r->ndeps = 0;
+    r->id = id;
+    r->arg = nchildren;
+    rec_commit(q, sizeof(qrec));
 }
 
 void online_loc(uint32_t loc, const char *directive, const char *where)
 {
-    spin_acquire(&lock);
+    spin_acquire(&names_lock);
     loctab_set(locs, loc, directive, where);
-    spin_release(&lock);
+    spin_release(&names_lock);
 }
 
 void online_meta(const char *key, const char *value)
 {
-    spin_acquire(&lock);
+    spin_acquire(&names_lock);
     if (!report_meta_reserved(key))
         report_meta_set(meta, key, value);
-    spin_release(&lock);
+    spin_release(&names_lock);
+}
+
+/* After the last drain: the first record that could not be applied, as
+ * an error (0 when every queue is empty).  drain_lock held. */
+static int check_drained(void)
+{
+    trace_rec tr;
+    memset(&tr, 0, sizeof(tr));
+    for (online_queue *q = atomic_load(&queues); q; q = q->next_queue) {
+        qchunk *c = q->head;
+        if (q->rpos >= atomic_load(&c->committed))
+            continue;
+        const qrec *r = (const qrec *)(c->data + q->rpos);
+        tr.type = r->type;
+        tr.id = r->id;
+        tr.parent = r->parent;
+        tr.group = r->type == TRACE_BEGIN ? r->arg : 0;
+        tr.owner = r->owner;
+        replay_engine_blocked(engine, &tr, q->name, q->nrec);
+        note_failure(replay_engine_error(engine));
+        return -1;
+    }
+    return 0;
 }
 
 int online_finish(uint64_t root_nchildren, int partial, const char *dir,
@@ -164,12 +409,28 @@ int online_finish(uint64_t root_nchildren, int partial, const char *dir,
     ospg_profile prof;
     loctab *named = NULL;
     memset(&prof, 0, sizeof(prof));
-    spin_acquire(&lock);
+    spin_acquire(&drain_lock);
+    spin_acquire(&names_lock);
     if (closed) {
         snprintf(err, errlen, "the profile was already written");
         goto out;
     }
+    if (!failed)
+        drain_all(-1);
     closed = 1;
+    atomic_store(&stopped, 1);
+    if (!failed && !partial) {
+        trace_rec end;
+        memset(&end, 0, sizeof(end));
+        end.type = TRACE_END;
+        end.id = TRACE_ROOT_ID;
+        end.nchildren = root_nchildren;
+        end.loc = OSPG_LOC_NONE;
+        if (replay_engine_apply(engine, &end, "program end", 0) < 0)
+            note_failure(replay_engine_error(engine));
+        else
+            check_drained();
+    }
     if (failed) {
         snprintf(err, errlen, "the graph could not be built (%s)", fail_what);
         goto out;
@@ -178,18 +439,16 @@ int online_finish(uint64_t root_nchildren, int partial, const char *dir,
         report_meta_set(meta, "complete",
                         "no: the program exited inside an OpenMP construct; "
                         "constructs still open were closed as they stood");
-    int rc = partial ? ospg_finish_partial(graph, &prof)
-                     : ospg_finish(graph, root_nchildren, &prof);
-    if (rc) {
-        snprintf(err, errlen,
-                 "the graph is incomplete: %llu nodes never completed (%s)",
-                 (unsigned long long)(ospg_live_nodes(graph) - 1),
-                 ospg_strerror(rc));
+    ospg *graph = replay_engine_graph(engine);
+    uint64_t peak = ospg_peak_live_nodes(graph);
+    if (replay_engine_finish(engine, partial, &prof)) {
+        snprintf(err, errlen, "the graph is incomplete: %s",
+                 replay_engine_error(engine));
         goto out;
     }
     char num[32];
     snprintf(num, sizeof(num), "%llu",
-             (unsigned long long)ospg_peak_live_nodes(graph));
+             (unsigned long long)peak);
     report_meta_set(meta, "peak_live_nodes", num);
     size_t unresolved = 0;
     char warn[512] = "";
@@ -216,6 +475,7 @@ int online_finish(uint64_t root_nchildren, int partial, const char *dir,
 out:
     ospg_profile_free(&prof);
     loctab_free(named);
-    spin_release(&lock);
+    spin_release(&names_lock);
+    spin_release(&drain_lock);
     return ret;
 }

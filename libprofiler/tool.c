@@ -37,8 +37,7 @@
 #define DEP_BUF 64
 
 typedef struct cnode {
-    uint64_t id;             /* in the trace */
-    ospg_node *on;           /* in the on-the-fly builder */
+    uint64_t id;             /* in the trace and the on-the-fly queues */
     uint64_t nkids;
 } cnode;
 
@@ -124,6 +123,7 @@ typedef struct tstate {
     int nspare;
     counter_thread ct;
     int ok;                  /* stream open */
+    online_queue *q;         /* on the fly: this thread's records */
     int in_frag;
     uint64_t frag_start;
     tctx *ctx;
@@ -279,7 +279,7 @@ static void emit_work(tstate *ts, cnode *p, uint64_t work, uint32_t loc)
     if (mode_offline && ts->ok)
         trace_write_work(ts->st.w, p->id, idx, work, loc, region);
     if (mode_online)
-        online_work(p->on, idx, work, loc, region);
+        online_work(ts->q, p->id, idx, work, loc, region);
 }
 
 /* Ends the running fragment and returns its work (0: none). */
@@ -339,8 +339,8 @@ static void record_begin(tstate *ts, cnode *n, const cnode *parent,
         trace_write_begin(ts->st.w, n->id, parent->id, idx, kind, loc, group,
                           owner ? owner->id : 0, deps, ndeps);
     if (mode_online)
-        n->on = online_begin(parent->on, idx, kind, loc, group,
-                             owner ? owner->on : NULL, deps, ndeps);
+        online_begin(ts->q, n->id, parent->id, idx, kind, loc, group,
+                     owner ? owner->id : 0, deps, ndeps);
 }
 
 static void begin_node(tstate *ts, cnode *n, const cnode *parent,
@@ -357,7 +357,7 @@ static void end_node(tstate *ts, cnode *n, uint32_t loc)
     if (mode_offline && ts->ok)
         trace_write_end(ts->st.w, n->id, n->nkids, loc);
     if (mode_online)
-        online_end(n->on, n->nkids, loc);
+        online_end(ts->q, n->id, n->nkids, loc);
 }
 
 /* Ends the innermost open taskwait scope. */
@@ -615,6 +615,8 @@ static void on_thread_begin(ompt_thread_t type, ompt_data_t *thread_data)
     if (!ts)
         return;
     ts->ok = stream_thread_open(&ts->st) == 0;
+    if (mode_online)
+        ts->q = online_queue_open(ts->st.index);
     if (counter_thread_open(&metric, &ts->ct))
         atomic_fetch_add(&counter_failures, 1);
     thread_data->ptr = ts;
@@ -718,8 +720,6 @@ static void on_implicit_task(ompt_scope_endpoint_t endpoint,
         if (endpoint == ompt_scope_begin) {
             initial_ctx.kind = CTX_INITIAL;
             initial_ctx.node.id = TRACE_ROOT_ID;
-            if (mode_online)
-                initial_ctx.node.on = online_root();
             initial_ctx.base_loc = OSPG_LOC_PROGRAM;
             task_data->ptr = &initial_ctx;
             ts->ctx = &initial_ctx;
