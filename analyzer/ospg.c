@@ -272,6 +272,7 @@ struct ospg {
     size_t nready, capready;
     ospg_node *free_nodes;
     park_item *free_park;  /* recycled park items, linked through next */
+    stat_entry *free_stats; /* recycled entries, linked through hh.next */
     ospg_node *live_list;
     uint64_t *scratch;     /* [nscen] */
     ospg_release_fn release_fn;
@@ -397,12 +398,19 @@ static ospg_node *node_alloc(ospg *g)
     return n;
 }
 
-static void stats_free(stat_entry **head)
+/* Entries are recycled: a task-heavy run creates and folds millions. */
+static void stat_free(ospg *g, stat_entry *e)
+{
+    e->hh.next = g->free_stats;
+    g->free_stats = e;
+}
+
+static void stats_free(ospg *g, stat_entry **head)
 {
     stat_entry *e, *tmp;
     HASH_ITER(hh, *head, e, tmp) {
         HASH_DEL(*head, e);
-        free(e);
+        stat_free(g, e);
     }
 }
 
@@ -449,7 +457,7 @@ static void node_release(ospg *g, ospg_node *n)
         g->release_fn(g->release_arg, n->user);
     for (size_t s = 0; s < 3 * g->nscen; s++)
         chain_free(&n->ser[s]);
-    stats_free(&n->stats);
+    stats_free(g, &n->stats);
     addrs_free(g, &n->addrs);
     if (n->all_last)
         event_release(n->all_last, g->nscen);
@@ -509,9 +517,14 @@ static int can_fold(const ospg_node *n)
 
 static stat_entry *stat_new(ospg *g, uint32_t loc, ospg_group *group)
 {
-    stat_entry *e = calloc(1, sizeof(*e) + g->nscen * sizeof(uint64_t));
-    if (!e)
+    size_t size = sizeof(stat_entry) + g->nscen * sizeof(uint64_t);
+    stat_entry *e = g->free_stats;
+    if (e) {
+        g->free_stats = e->hh.next;
+        memset(e, 0, size);
+    } else if (!(e = calloc(1, size))) {
         return NULL;
+    }
     e->key.loc = loc;
     e->key.group = (uintptr_t)group;
     return e;
@@ -542,7 +555,7 @@ static void stats_merge(ospg *g, stat_entry **dst, stat_entry **src)
         HASH_FIND(hh, *dst, &e->key, sizeof(e->key), d);
         if (d) {
             stat_combine(g, d, e);
-            free(e);
+            stat_free(g, e);
         } else {
             HASH_ADD(hh, *dst, key, sizeof(e->key), e);
         }
@@ -613,7 +626,7 @@ static int stats_collapse(ospg *g, ospg_node *n)
         HASH_ITER(hh, n->stats, e, tmp) {
             if (e->key.loc == n->loc) {
                 HASH_DEL(n->stats, e);
-                free(e);
+                stat_free(g, e);
             }
         }
     }
@@ -633,7 +646,7 @@ static int stats_collapse(ospg *g, ospg_node *n)
             HASH_FIND(hh, closed, &e->key, sizeof(e->key), d);
             if (d) {
                 stat_combine(g, d, e);
-                free(e);
+                stat_free(g, e);
             } else {
                 HASH_ADD(hh, closed, key, sizeof(e->key), e);
             }
@@ -1399,6 +1412,11 @@ void ospg_free(ospg *g)
         free(n->ser);
         free(n);
         n = next;
+    }
+    while (g->free_stats) {
+        stat_entry *e = g->free_stats;
+        g->free_stats = e->hh.next;
+        free(e);
     }
     while (g->free_park) {
         park_item *it = g->free_park;

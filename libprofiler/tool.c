@@ -130,7 +130,9 @@ typedef struct tstate {
     tctx *pending;           /* created task awaiting its dependences */
 } tstate;
 
-static __thread tstate *self;
+/* initial-exec: every callback reads it, and the default model for a
+ * shared library calls __tls_get_addr each time. */
+static __thread tstate *self __attribute__((tls_model("initial-exec")));
 static uint64_t read_bias;       /* counter_read_bias() at start-up */
 static atomic_int counter_failures; /* threads whose counter did not open */
 static int mode_offline, mode_online;
