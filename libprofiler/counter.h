@@ -4,7 +4,9 @@
  * fragment.  Sources, in order of preference for the default:
  *   instructions  hardware instructions retired, user mode (perf_event),
  *                 read with rdpmc where the kernel allows, else read(2)
- *   cputime       CLOCK_THREAD_CPUTIME_ID, ns the thread was on a CPU
+ *   cputime       ns the thread was on a CPU (CLOCK_THREAD_CPUTIME_ID;
+ *                 between context switches, which a perf_event software
+ *                 page reveals, the much cheaper CLOCK_MONOTONIC delta)
  *   monotonic     CLOCK_MONOTONIC, ns of wall time: cheap, but it also
  *                 counts time the thread was descheduled
  * plus cycles and any libpfm4 event name.  Opening never fakes a count: a
@@ -19,8 +21,14 @@
 
 typedef struct counter_thread {
     int fd;                 /* perf event, -1 for clocks */
-    void *page;             /* perf mmap page (rdpmc), or NULL */
+    void *page;             /* perf mmap page (rdpmc or switches), or NULL */
     size_t page_len;
+    /* cputime between context switches: CPU time = anchor_cpu + the
+     * CLOCK_MONOTONIC time since anchor_mono, while the page's sequence
+     * number (bumped by the kernel at every switch) is anchor_seq */
+    uint32_t anchor_seq;
+    uint32_t reads_to_check;
+    uint64_t anchor_cpu, anchor_mono;
 } counter_thread;
 
 typedef struct counter_metric {
@@ -28,6 +36,7 @@ typedef struct counter_metric {
     char unit[32];          /* "ns", "instructions", "cycles", "events" */
     char reason[256];       /* why this metric (and what was tried first) */
     int kind;               /* internal: which reader */
+    int cputime_switches;   /* cputime: context switches can be seen */
     uint64_t perf_config;   /* perf_event attr for PMU metrics */
     uint32_t perf_type;
     uint64_t perf_config1, perf_config2;
