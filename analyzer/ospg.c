@@ -35,8 +35,73 @@
             h_ = (h_ ^ k_[i_]) * 0x100000001b3ull;                          \
         (hashv) = (unsigned)(h_ ^ (h_ >> 29));                              \
     } while (0)
+/* uthash allocates a table and a bucket array for every hash that becomes
+ * non-empty and frees both when it empties again: the statistics of every
+ * node do that, millions of times in a task-heavy run.  Freed blocks of
+ * those two first sizes are kept for reuse, per thread (the builder is
+ * single-threaded, but several builders may live in several threads). */
+static void *hash_alloc(size_t size);
+static void hash_free(void *p, size_t size);
+#define uthash_malloc(size) hash_alloc(size)
+#define uthash_free(ptr, size) hash_free(ptr, size)
 #include <uthash.h>
 #include <utlist.h>
+
+#define HASH_CACHE_MAX 256 /* blocks kept per size */
+
+typedef struct hash_block {
+    struct hash_block *next;
+} hash_block;
+
+static const size_t hash_sizes[2] = {
+    sizeof(UT_hash_table), HASH_INITIAL_NUM_BUCKETS * sizeof(UT_hash_bucket)};
+static _Thread_local struct {
+    hash_block *free[2];
+    unsigned n[2];
+} hash_cache;
+
+static int hash_class(size_t size)
+{
+    return size == hash_sizes[0] ? 0 : size == hash_sizes[1] ? 1 : -1;
+}
+
+static void *hash_alloc(size_t size)
+{
+    int c = hash_class(size);
+    if (c >= 0 && hash_cache.free[c]) {
+        hash_block *b = hash_cache.free[c];
+        hash_cache.free[c] = b->next;
+        hash_cache.n[c]--;
+        return b;
+    }
+    return malloc(size);
+}
+
+static void hash_free(void *p, size_t size)
+{
+    int c = hash_class(size);
+    if (c < 0 || hash_cache.n[c] >= HASH_CACHE_MAX) {
+        free(p);
+        return;
+    }
+    hash_block *b = p;
+    b->next = hash_cache.free[c];
+    hash_cache.free[c] = b;
+    hash_cache.n[c]++;
+}
+
+/* Returns the calling thread's cached blocks to the allocator. */
+static void hash_cache_drop(void)
+{
+    for (int c = 0; c < 2; c++) {
+        while (hash_cache.free[c]) {
+            hash_block *b = hash_cache.free[c];
+            hash_cache.free[c] = b->next;
+            free(b);
+        }
+        hash_cache.n[c] = 0;
+    }
+}
 
 /* ---- Sparse location -> work maps (critical-path attribution) ---- */
 
@@ -1427,4 +1492,5 @@ void ospg_free(ospg *g)
     free(g->scratch);
     free(g->scen);
     free(g);
+    hash_cache_drop();
 }

@@ -113,14 +113,22 @@ typedef struct tctx {
     cnode pend_parent;
     uint64_t pend_idx;
     ospg_kind pend_kind;
+    struct tstate *home;     /* the thread whose spares it returns to */
+    struct tctx *next_spare;
 } tctx;
 
-#define CTX_CACHE 64 /* freed task contexts a thread keeps for reuse */
+#define CTX_CACHE 1024 /* free task contexts a thread keeps for reuse */
 
 typedef struct tstate {
     stream_thread st;
-    tctx *spare[CTX_CACHE];  /* freed contexts: tasks need no malloc */
+    /* Free task contexts, so that tasks need no malloc.  A task often
+     * ends on another thread than the one that created it; its context
+     * goes back to its creator through `returned` (pushed by any thread,
+     * emptied at once by the owner only), never to the allocator, whose
+     * cross-thread frees contend on a lock. */
+    tctx *spare;
     int nspare;
+    _Atomic(tctx *) returned;
     counter_thread ct;
     int ok;                  /* stream open */
     online_queue *q;         /* on the fly: this thread's records */
@@ -475,24 +483,49 @@ enum { BEGIN_DONE = 0, BEGIN_PENDING, BEGIN_WRITING };
 /* A zeroed task context, from the thread's spares when it has one. */
 static tctx *ctx_alloc(tstate *ts)
 {
-    if (ts && ts->nspare) {
-        tctx *t = ts->spare[--ts->nspare];
-        memset(t, 0, sizeof(*t));
-        return t;
+    tctx *t = NULL;
+    if (ts) {
+        if (!ts->spare) {
+            ts->spare = atomic_exchange_explicit(&ts->returned, NULL,
+                                                 memory_order_acquire);
+            ts->nspare = 0; /* unknown: only the cap needs it */
+        }
+        if ((t = ts->spare)) {
+            ts->spare = t->next_spare;
+            if (ts->nspare > 0)
+                ts->nspare--;
+            memset(t, 0, sizeof(*t));
+        }
     }
-    return calloc(1, sizeof(tctx));
+    if (!t && !(t = calloc(1, sizeof(tctx))))
+        return NULL;
+    t->home = ts;
+    return t;
 }
 
-/* Frees a context into the calling thread's spares (any thread may free
- * any context: the spares only hold free memory). */
+/* Gives a context back to the thread that allocated it. */
 static void ctx_free(tctx *t)
 {
-    tstate *ts = self;
+    tstate *ts = self, *home = t->home;
     free_frames(t);
-    if (ts && ts->nspare < CTX_CACHE)
-        ts->spare[ts->nspare++] = t;
-    else
+    if (!home) {
         free(t);
+    } else if (home == ts) {
+        if (ts->nspare >= CTX_CACHE) {
+            free(t);
+            return;
+        }
+        t->next_spare = ts->spare;
+        ts->spare = t;
+        ts->nspare++;
+    } else {
+        t->next_spare = atomic_load_explicit(&home->returned,
+                                             memory_order_relaxed);
+        while (!atomic_compare_exchange_weak_explicit(
+            &home->returned, &t->next_spare, t, memory_order_release,
+            memory_order_relaxed))
+            ;
+    }
 }
 
 static void task_release(tctx *t)
@@ -787,18 +820,30 @@ static int is_barrier(ompt_sync_region_t kind)
 static void barrier_leave(tstate *ts, tctx *c)
 {
     region *r = c->region;
+    cnode ended = {0};
+    uint64_t phase_idx = 0;
     spin_acquire(&r->lock);
-    if (r->phase_no == c->phase_no) {
+    int first = r->phase_no == c->phase_no;
+    if (first) {
         /* First thread out: every thread has begun its share. */
-        r->phase.nkids = r->team;
-        end_node(ts, &r->phase, OSPG_LOC_NONE);
-        begin_node(ts, &r->phase, &r->par, r->par.nkids++, OSPG_S,
-                   OSPG_LOC_NONE, 0, NULL);
+        ended = r->phase;
+        ended.nkids = r->team;
+        r->phase.id = stream_new_id(&ts->st);
+        r->phase.nkids = 0;
+        phase_idx = r->par.nkids++;
         r->phase_no++;
     }
     c->phase_no = r->phase_no;
     cnode phase = r->phase;
     spin_release(&r->lock);
+    /* Recorded outside the lock (recording may drain the on-the-fly
+     * queues): a share that names the new phase before its BEGIN is
+     * published just waits in the queue until it is. */
+    if (first) {
+        end_node(ts, &ended, OSPG_LOC_NONE);
+        record_begin(ts, &phase, &r->par, phase_idx, OSPG_S, OSPG_LOC_NONE,
+                     0, NULL, NULL, 0);
+    }
     begin_node(ts, &c->node, &phase, c->index, OSPG_P, OSPG_LOC_NONE, 0,
                NULL);
     c->share_open = 1;
