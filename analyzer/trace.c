@@ -546,6 +546,11 @@ trace_writer *trace_writer_open(const char *path, uint32_t stream,
     return w;
 }
 
+static inline uint8_t *fast_slot(trace_writer *w, size_t bound);
+static inline uint8_t *put_node(trace_writer *w, uint8_t *p, uint64_t id);
+static inline int fast_done(trace_writer *w, const uint8_t *start,
+                            const uint8_t *end);
+
 int trace_write_begin(trace_writer *w, uint64_t id, uint64_t parent,
                       uint64_t idx, ospg_kind kind, uint32_t loc,
                       uint64_t group, uint64_t group_owner,
@@ -561,6 +566,20 @@ int trace_write_begin(trace_writer *w, uint64_t id, uint64_t parent,
     for (size_t i = 0; i < ndeps; i++)
         if (deps[i].type < OSPG_DEP_IN || deps[i].type > OSPG_DEP_ALL_MEMORY)
             return reject(w);
+    uint8_t *p = ndeps ? NULL : fast_slot(w, 1 + 8 * VARINT_MAX), *start = p;
+    if (p) {
+        *p++ = TRACE_BEGIN;
+        p = put_node(w, p, id);
+        p = put_node(w, p, parent);
+        p = varint_put(p, idx);
+        p = varint_put(p, (uint64_t)kind);
+        p = varint_put(p, loc_code(loc));
+        p = varint_put(p, group);
+        if (group)
+            p = put_node(w, p, group_owner);
+        *p++ = 0; /* no depend items */
+        return fast_done(w, start, p);
+    }
     wrec r = {.r = {.type = TRACE_BEGIN, .id = id, .parent = parent,
                     .idx = idx, .kind = (uint64_t)kind, .loc = loc,
                     .group = group, .owner = group ? group_owner : 0,
