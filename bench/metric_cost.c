@@ -45,9 +45,11 @@ int main(int argc, char **argv)
         if (syscall_only)
             counter_thread_close(&ct); /* leaves the plain clock reader */
         const char *note =
-            !strcmp(m.name, "monotonic") ? "clock_gettime (vDSO)"
+            !strcmp(m.name, "monotonic")
+                ? (m.tsc ? "TSC, scaled" : "clock_gettime (vDSO)")
             : !strcmp(m.name, "cputime")
-                ? (ct.page ? "monotonic between context switches"
+                ? (ct.page ? (m.tsc ? "TSC between context switches"
+                                    : "monotonic between context switches")
                            : "clock_gettime(CLOCK_THREAD_CPUTIME_ID)")
                 : (ct.page ? "rdpmc" : "read(2)");
         double runs[7];

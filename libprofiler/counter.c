@@ -28,6 +28,81 @@
 
 enum { K_CPUTIME = 1, K_MONOTONIC = 2, K_PERF = 3 };
 
+static uint64_t clock_ns(clockid_t id)
+{
+    struct timespec ts;
+    clock_gettime(id, &ts);
+    return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+/* ---- The time stamp counter ----
+ *
+ * Where the kernel itself keeps time with the TSC (its clocksource is
+ * "tsc": it found the counter invariant and synchronized across CPUs),
+ * CLOCK_MONOTONIC is the TSC scaled; reading the TSC directly and scaling
+ * it ourselves costs ~8 ns instead of the vDSO's ~19 ns (seqlock, ordered
+ * read).  The scale is measured against CLOCK_MONOTONIC at start-up. */
+#define TSC_SHIFT 32
+#define TSC_CALIBRATION_NS 2000000u
+
+#if defined(__x86_64__)
+#include <x86intrin.h>
+
+__extension__ typedef unsigned __int128 u128;
+
+static int tsc_is_clocksource(void)
+{
+    char name[32] = "";
+    FILE *f = fopen("/sys/devices/system/clocksource/clocksource0/"
+                    "current_clocksource", "r");
+    if (!f)
+        return 0;
+    int ok = fgets(name, sizeof(name), f) && !strcmp(name, "tsc\n");
+    fclose(f);
+    return ok;
+}
+
+static void tsc_setup(counter_metric *m)
+{
+    if (!tsc_is_clocksource())
+        return;
+    uint64_t ns0 = clock_ns(CLOCK_MONOTONIC), t0 = __rdtsc(), ns1, t1;
+    do {
+        ns1 = clock_ns(CLOCK_MONOTONIC);
+        t1 = __rdtsc();
+    } while (ns1 - ns0 < TSC_CALIBRATION_NS);
+    if (t1 <= t0)
+        return;
+    m->tsc_mult = (uint64_t)((((u128)(ns1 - ns0))
+                              << TSC_SHIFT) / (t1 - t0));
+    m->tsc_base = t1;
+    m->ns_base = ns1;
+    m->tsc = m->tsc_mult > 0;
+}
+
+/* CLOCK_MONOTONIC, from the TSC where that is what the kernel uses. */
+static inline uint64_t mono_ns(const counter_metric *m)
+{
+    if (!m->tsc)
+        return clock_ns(CLOCK_MONOTONIC);
+    uint64_t ticks = __rdtsc() - m->tsc_base;
+    return m->ns_base +
+           (uint64_t)(((u128)ticks * m->tsc_mult) >>
+                      TSC_SHIFT);
+}
+#else
+static void tsc_setup(counter_metric *m)
+{
+    (void)m;
+}
+
+static inline uint64_t mono_ns(const counter_metric *m)
+{
+    (void)m;
+    return clock_ns(CLOCK_MONOTONIC);
+}
+#endif
+
 #define CHECK_EVERY 256u
 /* An estimate this far ahead of the real CPU time means switches go
  * unseen (a time slice is milliseconds): the thread then stops
@@ -114,15 +189,21 @@ static void choose_cputime(counter_metric *m, const char *how,
     m->cputime_switches = fd >= 0;
     if (fd >= 0)
         close(fd);
+    if (m->cputime_switches)
+        tsc_setup(m);
     snprintf(m->reason, sizeof(m->reason),
              "%s%s: thread CPU time, which excludes descheduled time: %s",
              how, why,
-             m->cputime_switches
-                 ? "CLOCK_MONOTONIC between the thread's context switches "
-                   "(seen through a perf_event software page), "
-                   "CLOCK_THREAD_CPUTIME_ID after each switch"
-                 : "CLOCK_THREAD_CPUTIME_ID at every read (perf_event_open "
-                   "is not allowed here)");
+             !m->cputime_switches
+                 ? "CLOCK_THREAD_CPUTIME_ID at every read (perf_event_open "
+                   "is not allowed here)"
+             : m->tsc ? "the TSC (the kernel's clocksource, scaled to ns) "
+                        "between the thread's context switches (seen "
+                        "through a perf_event software page), "
+                        "CLOCK_THREAD_CPUTIME_ID after each switch"
+                      : "CLOCK_MONOTONIC between the thread's context "
+                        "switches (seen through a perf_event software "
+                        "page), CLOCK_THREAD_CPUTIME_ID after each switch");
 }
 
 int counter_choose(const char *request, counter_metric *m, char *err,
@@ -138,9 +219,12 @@ int counter_choose(const char *request, counter_metric *m, char *err,
         m->kind = K_MONOTONIC;
         snprintf(m->name, sizeof(m->name), "monotonic");
         snprintf(m->unit, sizeof(m->unit), "ns");
+        tsc_setup(m);
         snprintf(m->reason, sizeof(m->reason),
-                 "requested: wall-clock time (CLOCK_MONOTONIC), includes "
-                 "time the thread was descheduled");
+                 "requested: wall-clock time (CLOCK_MONOTONIC%s), includes "
+                 "time the thread was descheduled",
+                 m->tsc ? ", read from the TSC, the kernel's clocksource"
+                        : "");
         return 0;
     }
     const char *pmu = dflt ? "instructions" : request;
@@ -223,12 +307,6 @@ void counter_thread_close(counter_thread *ct)
     ct->fd = -1;
 }
 
-static uint64_t clock_ns(clockid_t id)
-{
-    struct timespec ts;
-    clock_gettime(id, &ts);
-    return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
-}
 
 #if defined(__x86_64__)
 static uint64_t rdpmc_read(struct perf_event_mmap_page *pc, int *ok)
@@ -258,13 +336,13 @@ static uint64_t rdpmc_read(struct perf_event_mmap_page *pc, int *ok)
 
 /* The slow path of a cputime read: the real value, a new anchor, and a
  * check of the estimate when no switch was seen. */
-static uint64_t cputime_anchor(counter_thread *ct, uint32_t seq,
-                               uint64_t mono)
+static uint64_t cputime_anchor(const counter_metric *m, counter_thread *ct,
+                               uint32_t seq, uint64_t mono)
 {
     const volatile struct perf_event_mmap_page *pc = ct->page;
     uint32_t now_seq = pc->lock;
     uint64_t cpu = clock_ns(CLOCK_THREAD_CPUTIME_ID);
-    uint64_t anchor_mono = clock_ns(CLOCK_MONOTONIC);
+    uint64_t anchor_mono = mono_ns(m);
     if (seq == ct->anchor_seq && ct->anchor_mono) {
         uint64_t est = ct->anchor_cpu + (mono - ct->anchor_mono);
         if (est > cpu + MISSED_SWITCH_NS) {
@@ -283,23 +361,24 @@ static uint64_t cputime_anchor(counter_thread *ct, uint32_t seq,
     return cpu;
 }
 
-static inline uint64_t cputime_read(counter_thread *ct)
+static inline uint64_t cputime_read(const counter_metric *m,
+                                    counter_thread *ct)
 {
     if (!ct->page)
         return clock_ns(CLOCK_THREAD_CPUTIME_ID);
-    uint64_t mono = clock_ns(CLOCK_MONOTONIC);
+    uint64_t mono = mono_ns(m);
     uint32_t seq = ((const volatile struct perf_event_mmap_page *)ct->page)
                        ->lock;
     if (seq == ct->anchor_seq && --ct->reads_to_check)
         return ct->anchor_cpu + (mono - ct->anchor_mono);
-    return cputime_anchor(ct, seq, mono);
+    return cputime_anchor(m, ct, seq, mono);
 }
 
 uint64_t counter_read(const counter_metric *m, counter_thread *ct)
 {
     switch (m->kind) {
     case K_MONOTONIC:
-        return clock_ns(CLOCK_MONOTONIC);
+        return mono_ns(m);
     case K_PERF: {
 #if defined(__x86_64__)
         if (ct->page) {
@@ -315,7 +394,7 @@ uint64_t counter_read(const counter_metric *m, counter_thread *ct)
         return v;
     }
     default:
-        return cputime_read(ct);
+        return cputime_read(m, ct);
     }
 }
 

@@ -37,6 +37,9 @@ typedef struct counter_metric {
     char reason[256];       /* why this metric (and what was tried first) */
     int kind;               /* internal: which reader */
     int cputime_switches;   /* cputime: context switches can be seen */
+    int tsc;                /* clock readings from the TSC, scaled: */
+    uint64_t tsc_mult;      /* ns per tick << 32 */
+    uint64_t tsc_base, ns_base; /* a tick count and its CLOCK_MONOTONIC */
     uint64_t perf_config;   /* perf_event attr for PMU metrics */
     uint32_t perf_type;
     uint64_t perf_config1, perf_config2;

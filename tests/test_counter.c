@@ -119,6 +119,25 @@ int main(void)
           wall);
     check(wall > 2.5 * BURN_NS, "the threads really shared one CPU", wall,
           3.0 * BURN_NS);
+
+    /* the monotonic metric (the TSC, scaled, where the kernel keeps time
+     * with it) against CLOCK_MONOTONIC over the whole test */
+    counter_metric mono;
+    counter_thread mt;
+    if (counter_choose("monotonic", &mono, err, sizeof(err)) ||
+        counter_thread_open(&mono, &mt)) {
+        check(0, "monotonic metric opens", 0, 0);
+    } else {
+        printf("metric: %s\n", mono.reason);
+        uint64_t k0 = clock_ns(CLOCK_MONOTONIC), m0 = counter_read(&mono, &mt);
+        struct timespec nap = {0, 200000000};
+        nanosleep(&nap, NULL);
+        double k = (double)(clock_ns(CLOCK_MONOTONIC) - k0);
+        double m = (double)(counter_read(&mono, &mt) - m0);
+        check(m > k * 0.999 - 1e4 && m < k * 1.001 + 1e4,
+              "monotonic metric matches CLOCK_MONOTONIC", m, k);
+        counter_thread_close(&mt);
+    }
     printf("%s\n", failures ? "FAILED" : "all passed");
     return failures ? 1 : 0;
 }
