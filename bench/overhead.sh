@@ -91,6 +91,7 @@ kernels=(
   "primes|$bin/primes 6000000"
   "wavefront|$bin/wavefront 48 128"
   "tasksort|$bin/tasksort 8000000 2048"
+  "tasksort-fine|$bin/tasksort 8000000 16"
   "fib-nocutoff|$bin/fib 30 2"
 )
 for k in "${kernels[@]}"; do

@@ -29,10 +29,10 @@
 #include "spin.h"
 #include "srcloc.h"
 
-#define CHUNK_BYTES (16u << 10)
+#define CHUNK_BYTES (64u << 10)
 /* Queued chunks after which a thread stops to drain: bounds the memory of
  * records not yet applied at about threads x MAX_BACKLOG x CHUNK_BYTES. */
-#define MAX_BACKLOG 8u
+#define MAX_BACKLOG 4u
 /* Records one drain applies before letting go of the core. */
 #define DRAIN_BUDGET 65536L
 
