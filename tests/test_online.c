@@ -22,7 +22,7 @@
 
 #define WORKERS 4
 #define W_PER_WORKER 100000u
-#define BIG_DEPS 3000u /* 48 KB of depend items: more than one chunk */
+#define BIG_DEPS 6000u /* 96 KB of depend items: more than one chunk */
 
 static int failures;
 
