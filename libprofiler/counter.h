@@ -34,7 +34,7 @@ typedef struct counter_thread {
 typedef struct counter_metric {
     char name[64];          /* what run.json says: "cputime", "instructions" */
     char unit[32];          /* "ns", "instructions", "cycles", "events" */
-    char reason[256];       /* why this metric (and what was tried first) */
+    char reason[512];       /* why this metric (and what was tried first) */
     int kind;               /* internal: which reader */
     int cputime_switches;   /* cputime: context switches can be seen */
     int tsc;                /* clock readings from the TSC, scaled: */

@@ -530,7 +530,7 @@ static void ctx_free(tctx *t)
 
 static void task_release(tctx *t)
 {
-    if (atomic_fetch_sub(&t->refs, 1) == 1)
+    if (atomic_fetch_sub_explicit(&t->refs, 1, memory_order_acq_rel) == 1)
         ctx_free(t);
 }
 
@@ -1203,7 +1203,9 @@ static void on_task_create(ompt_data_t *enc_data, const ompt_frame_t *frame,
     /* libomp flags every task of a one-thread team undeferred; that says
      * nothing about the program's parallelism, so only an undeferred task
      * of a real team (if(0), included in a final task) is serial. */
-    int serial_team = !c->region || atomic_load(&c->region->team) <= 1;
+    int serial_team =
+        !c->region ||
+        atomic_load_explicit(&c->region->team, memory_order_relaxed) <= 1;
     if ((flags & ompt_task_undeferred) && !serial_team) {
         /* The creator waits for it: in series. */
         t->pend_kind = OSPG_S;
@@ -1225,12 +1227,15 @@ static void on_task_create(ompt_data_t *enc_data, const ompt_frame_t *frame,
     if (has_deps) {
         /* the dependences callback follows; the creator holds the task
          * until then, since it may start and end on another thread */
-        atomic_store(&t->refs, 2);
-        atomic_store(&t->begin_state, BEGIN_PENDING);
+        /* relaxed: the runtime publishes the task only after we return */
+        atomic_store_explicit(&t->refs, 2, memory_order_relaxed);
+        atomic_store_explicit(&t->begin_state, BEGIN_PENDING,
+                              memory_order_relaxed);
         ts->pending = t;
     } else {
-        atomic_store(&t->refs, 1);
-        atomic_store(&t->begin_state, BEGIN_WRITING);
+        atomic_store_explicit(&t->refs, 1, memory_order_relaxed);
+        atomic_store_explicit(&t->begin_state, BEGIN_WRITING,
+                              memory_order_relaxed);
         write_task_begin(ts, t, NULL, 0);
     }
     frag_open(ts);
