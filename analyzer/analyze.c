@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <time.h>
 
 #include "cli.h"
 #include "loctab.h"
@@ -317,6 +318,21 @@ static size_t same_name(const loctab *lt, uint32_t loc, uint32_t *ids,
     return n;
 }
 
+static double seconds_now(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+/* Records how long a pass took, in run.json. */
+static void note_seconds(report_meta *meta, const char *key, double since)
+{
+    char num[32];
+    snprintf(num, sizeof(num), "%.3f", seconds_now() - since);
+    report_meta_set(meta, key, num);
+}
+
 int analyze_trace(const char *dir, const char *outdir,
                   const analyze_opts *ao)
 {
@@ -339,6 +355,7 @@ int analyze_trace(const char *dir, const char *outdir,
     have_ss = 1;
 
     /* Pass 1: names, metadata and what-if regions. */
+    double t_scan = seconds_now();
     replay_hooks scan = {on_meta_hook, on_region, &ms, 1};
     int replayed = replay_dir(dir, 1, NULL, lt, &scan, &prof, NULL, err,
                               sizeof(err));
@@ -352,6 +369,7 @@ int analyze_trace(const char *dir, const char *outdir,
         fprintf(stderr, "whatif analyze: %s\n", err);
         goto out;
     }
+    note_seconds(ms.meta, "analyzer_scan_seconds", t_scan);
     size_t unresolved = 0;
     if (ms.failed || srcloc_resolve(lt, &named, &unresolved, err,
                                     sizeof(err))) {
@@ -385,12 +403,14 @@ int analyze_trace(const char *dir, const char *outdir,
         }
 
     /* Pass 2: the profile, in every scenario. */
+    double t_profile = seconds_now();
     replay_hooks none = {0};
     if (replay_dir(dir, ss.n, ss.scen, lt, &none, &prof, &st, err,
                    sizeof(err))) {
         fprintf(stderr, "whatif analyze: %s\n", err);
         goto out;
     }
+    note_seconds(ms.meta, "analyzer_profile_seconds", t_profile);
     srcloc_merge_profile(&prof, named);
     char num[32];
     snprintf(num, sizeof(num), "%zu", st.streams);

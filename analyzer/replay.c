@@ -424,6 +424,8 @@ int replay_files(const char *const *paths, size_t npaths, size_t nscen,
             snprintf(err, errlen, "%s", trace_reader_error(ss[i].rd));
             goto out;
         }
+        if (hooks && hooks->scan_only)
+            trace_reader_skim(ss[i].rd, 1);
     }
     st.streams = npaths;
 

@@ -784,6 +784,7 @@ struct trace_reader {
     size_t str_cap[2];
     char *err;
     size_t err_cap;
+    int skim;               /* skip BEGIN, WORK and END records */
 };
 
 /* Records the one error; the reader stays failed.  Returns -1. */
@@ -1220,20 +1221,74 @@ static int decode(trace_reader *r, trace_rec *rec)
     return 1;
 }
 
+/* Skips n varints without decoding them; -1 if they run past the block. */
+static int skip_varints(trace_reader *r, uint64_t n)
+{
+    for (uint64_t i = 0; i < n; i++) {
+        while (r->pos < r->pay_len && (r->pay[r->pos] & 0x80))
+            r->pos++;
+        if (r->pos == r->pay_len)
+            return fail(r, here(r), "record runs past the end of its block");
+        r->pos++;
+    }
+    return 0;
+}
+
+/* Skips the graph record starting at r->pos.  Returns 1 when skipped, 0
+ * when the record is of another type (left in place), -1 on error.  Only
+ * what is needed to find the record's end is checked; a full read
+ * (trace_reader_next without skimming) checks the rest. */
+static int skim_record(trace_reader *r)
+{
+    uint8_t t = r->pay[r->pos];
+    uint64_t group, ndeps;
+    if (t != TRACE_BEGIN && t != TRACE_WORK && t != TRACE_END)
+        return 0;
+    r->pos++;
+    switch (t) {
+    case TRACE_WORK:
+        return skip_varints(r, 5) ? -1 : 1;
+    case TRACE_END:
+        return skip_varints(r, 3) ? -1 : 1;
+    default:
+        if (skip_varints(r, 5) || get_u(r, &group) < 0 ||
+            skip_varints(r, group ? 1 : 0) || get_u(r, &ndeps) < 0)
+            return -1;
+        if (ndeps > TRACE_MAX_DEPS)
+            return fail(r, here(r), "%llu depend items, most allowed is %u",
+                        (unsigned long long)ndeps, TRACE_MAX_DEPS);
+        return skip_varints(r, 2 * ndeps) ? -1 : 1;
+    }
+}
+
+void trace_reader_skim(trace_reader *r, int on)
+{
+    if (r)
+        r->skim = on;
+}
+
 int trace_reader_next(trace_reader *r, trace_rec *rec)
 {
     if (!r || !rec)
         return -1;
-    if (r->state == RD_ERR)
-        return -1;
-    if (r->state == RD_END)
-        return 0;
-    while (r->pos == r->pay_len) {
-        int k = next_block(r);
-        if (k <= 0)
-            return k;
+    for (;;) {
+        if (r->state == RD_ERR)
+            return -1;
+        if (r->state == RD_END)
+            return 0;
+        while (r->pos == r->pay_len) {
+            int k = next_block(r);
+            if (k <= 0)
+                return k;
+        }
+        if (!r->skim)
+            return decode(r, rec);
+        int k = skim_record(r);
+        if (k < 0)
+            return -1;
+        if (k == 0)
+            return decode(r, rec);
     }
-    return decode(r, rec);
 }
 
 /* NULL while there is no error. */

@@ -1,6 +1,10 @@
 #!/usr/bin/env bash
 # analyzer.sh - offline analyzer throughput and peak memory on generated
 # traces of 10^6 and 10^7 nodes (three shapes, 4 streams), median of 5 runs.
+# Columns: the profile pass alone (run.json's analyzer_profile_seconds),
+# the whole `whatif analyze` (scan, profile, opportunities: what-if
+# scenarios for the leading critical-path locations), and without the
+# opportunities pass (--no-opportunities).
 #
 #   bench/analyzer.sh [BUILD_DIR]     (default: build)
 #
@@ -16,20 +20,26 @@ gentrace="$build/bin/gentrace"
 tmp="$(mktemp -d)"
 trap 'rm -rf "$tmp"' EXIT
 
-echo "| trace | nodes | trace bytes | bytes/node | analyze s (median of 5) | M nodes/s | peak RSS MiB |"
-echo "|---|---:|---:|---:|---:|---:|---:|"
+echo "| trace | nodes | trace bytes | bytes/node | profile pass s | M nodes/s | analyze s, no opportunities | M nodes/s | analyze s, full | M nodes/s | peak RSS MiB |"
+echo "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|"
+median() { sort -g | sed -n 3p; }
 for nodes in 1000000 10000000; do
   for shape in loops tasks mixed; do
     dir="$tmp/$shape-$nodes"
     read -r real_nodes _ bytes _ < <("$gentrace" "$dir" "$nodes" 4 "$shape")
-    times=(); rss=0
+    full=(); noopp=(); pass=(); rss=0
     for _ in 1 2 3 4 5; do
       out=$( { /usr/bin/time -f "%e %M" "$whatif" analyze -q -o "$tmp/out" "$dir" >/dev/null; } 2>&1 | tail -1)
-      times+=("${out% *}"); r="${out#* }"; [ "$r" -gt "$rss" ] && rss=$r
+      full+=("${out% *}"); r="${out#* }"; [ "$r" -gt "$rss" ] && rss=$r
+      pass+=("$(sed -n 's/.*"analyzer_profile_seconds": "\([0-9.]*\)".*/\1/p' "$tmp/out/run.json")")
+      out=$( { /usr/bin/time -f "%e %M" "$whatif" analyze -q --no-opportunities -o "$tmp/out" "$dir" >/dev/null; } 2>&1 | tail -1)
+      noopp+=("${out% *}")
     done
-    med=$(printf '%s\n' "${times[@]}" | sort -g | sed -n 3p)
-    awk -v s="$shape" -v n="$real_nodes" -v b="$bytes" -v t="$med" -v m="$rss" 'BEGIN {
-      printf "| %s | %d | %d | %.1f | %.2f | %.1f | %.1f |\n", s, n, b, b / n, t, (t > 0 ? n / t / 1e6 : 0), m / 1024 }'
+    f=$(printf '%s\n' "${full[@]}" | median)
+    o=$(printf '%s\n' "${noopp[@]}" | median)
+    p=$(printf '%s\n' "${pass[@]}" | median)
+    awk -v s="$shape" -v n="$real_nodes" -v b="$bytes" -v p="$p" -v o="$o" -v f="$f" -v m="$rss" 'BEGIN {
+      printf "| %s | %d | %d | %.1f | %.3f | %.1f | %.2f | %.1f | %.2f | %.1f | %.1f |\n", s, n, b, b / n, p, (p > 0 ? n / p / 1e6 : 0), o, (o > 0 ? n / o / 1e6 : 0), f, (f > 0 ? n / f / 1e6 : 0), m / 1024 }'
     rm -rf "$dir"
   done
 done

@@ -6,7 +6,8 @@
  * Random mutations nearly always break a block's CRC, which would keep the
  * fuzzer at the block layer, so each input is also decoded a second time
  * with every block's CRC recomputed: that copy reaches the record decoder
- * with whatever payload the fuzzer made.
+ * with whatever payload the fuzzer made, once decoding every record and
+ * once skimming (skipping graph records, as the analyzer's first pass).
  * Beyond "no crash, no leak, no undefined behaviour" (the sanitizers' job)
  * it checks the reader's own promises, aborting so the fuzzer keeps the
  * input: an error is one line that starts with the name and carries
@@ -81,16 +82,19 @@ static void fix_crcs(uint8_t *b, size_t n)
     }
 }
 
-static void run(const uint8_t *data, size_t size)
+static void run(const uint8_t *data, size_t size, int skim)
 {
     trace_reader *r = trace_reader_open_mem(data, size, "fuzz");
     if (!r)
         return;
+    trace_reader_skim(r, skim);
     trace_rec rec;
     int k;
     uint64_t last_off = 0;
     while ((k = trace_reader_next(r, &rec)) == 1) {
         check_rec(&rec);
+        require(!skim || (rec.type != TRACE_BEGIN && rec.type != TRACE_WORK &&
+                          rec.type != TRACE_END));
         uint64_t off = trace_reader_offset(r);
         require(off > last_off && off <= size);
         last_off = off;
@@ -109,13 +113,14 @@ static void run(const uint8_t *data, size_t size)
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
-    run(data, size);
+    run(data, size, 0);
     uint8_t *copy = malloc(size ? size : 1);
     if (!copy)
         return 0;
     memcpy(copy, data, size);
     fix_crcs(copy, size);
-    run(copy, size);
+    run(copy, size, 0);
+    run(copy, size, 1); /* the scan pass's fast skipping */
     free(copy);
     return 0;
 }

@@ -622,6 +622,22 @@ static void test_round_trip(void)
         CHECK(r && read_expect(r, recs, n, why, sizeof why),
               "bsize %zu: memory round trip: %s", bsize, why);
         trace_reader_close(r);
+        /* skimming hands out exactly the records that are not graph
+         * records, in order */
+        trace_rec *names = malloc(n * sizeof *names);
+        size_t nn = 0;
+        for (size_t i = 0; i < n; i++)
+            if (recs[i].type != TRACE_BEGIN && recs[i].type != TRACE_WORK &&
+                recs[i].type != TRACE_END)
+                names[nn++] = recs[i];
+        r = trace_reader_open_mem(b, len, "mem");
+        trace_reader_skim(r, 1);
+        CHECK(r && nn > 0 && nn < n &&
+                  read_expect(r, names, nn, why, sizeof why),
+              "bsize %zu: skimming gives the %zu name records: %s", bsize,
+              nn, why);
+        trace_reader_close(r);
+        free(names);
         size_t nblocks = 0;
         CHECK(b && check_blocks(b, len, eff, recs, n, &nblocks, why, sizeof why),
               "bsize %zu: blocks: %s", bsize, why);
