@@ -17,6 +17,7 @@
 #include "ospg.h"
 
 #include <math.h>
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -48,6 +49,7 @@ static void hash_free(void *p, size_t size);
 #include <utlist.h>
 
 #define HASH_CACHE_MAX 256 /* blocks kept per size */
+static int hash_key_once_failed; /* no key: blocks are not cached */
 
 typedef struct hash_block {
     struct hash_block *next;
@@ -58,7 +60,24 @@ static const size_t hash_sizes[2] = {
 static _Thread_local struct {
     hash_block *free[2];
     unsigned n[2];
+    int registered; /* hash_key holds a value: the cache dies with us */
 } hash_cache;
+
+static void hash_cache_drop(void);
+static pthread_key_t hash_key;
+static pthread_once_t hash_key_once = PTHREAD_ONCE_INIT;
+
+static void hash_thread_exit(void *unused)
+{
+    (void)unused;
+    hash_cache_drop();
+}
+
+static void hash_key_make(void)
+{
+    if (pthread_key_create(&hash_key, hash_thread_exit))
+        hash_key_once_failed = 1;
+}
 
 static int hash_class(size_t size)
 {
@@ -80,7 +99,14 @@ static void *hash_alloc(size_t size)
 static void hash_free(void *p, size_t size)
 {
     int c = hash_class(size);
-    if (c < 0 || hash_cache.n[c] >= HASH_CACHE_MAX) {
+    if (!hash_cache.registered) {
+        /* a thread's cache is freed when the thread exits */
+        pthread_once(&hash_key_once, hash_key_make);
+        hash_cache.registered =
+            !hash_key_once_failed &&
+            pthread_setspecific(hash_key, &hash_cache) == 0;
+    }
+    if (c < 0 || !hash_cache.registered || hash_cache.n[c] >= HASH_CACHE_MAX) {
         free(p);
         return;
     }
@@ -611,18 +637,28 @@ static void stat_combine(ospg *g, stat_entry *dst, const stat_entry *src)
     }
 }
 
-/* Moves every entry of *src into *dst, combining equal keys. */
-static void stats_merge(ospg *g, stat_entry **dst, stat_entry **src)
+/* Moves every entry of *src into n's statistics, combining equal keys.
+ * The smaller table is walked: a node's first child usually hands over its
+ * whole table at no cost. */
+static void stats_merge(ospg *g, ospg_node *n, stat_entry **src)
 {
     stat_entry *e, *tmp, *d;
+    if (!*src)
+        return;
+    if (HASH_COUNT(n->stats) < HASH_COUNT(*src)) {
+        stat_entry *mine = n->stats;
+        n->stats = *src;
+        *src = mine;
+        n->hot = NULL; /* its entry may be combined away below */
+    }
     HASH_ITER(hh, *src, e, tmp) {
         HASH_DEL(*src, e);
-        HASH_FIND(hh, *dst, &e->key, sizeof(e->key), d);
+        HASH_FIND(hh, n->stats, &e->key, sizeof(e->key), d);
         if (d) {
             stat_combine(g, d, e);
             stat_free(g, e);
         } else {
-            HASH_ADD(hh, *dst, key, sizeof(e->key), e);
+            HASH_ADD(hh, n->stats, key, sizeof(e->key), e);
         }
     }
 }
@@ -716,7 +752,7 @@ static int stats_collapse(ospg *g, ospg_node *n)
                 HASH_ADD(hh, closed, key, sizeof(e->key), e);
             }
         }
-        stats_merge(g, &n->stats, &closed);
+        stats_merge(g, n, &closed);
     }
     return 0;
 }
@@ -777,7 +813,7 @@ static int apply_s(ospg *g, ospg_node *n, ospg_node *c)
         if (cmap_merge(&n->ser[s].crit, &c->ser[s].crit))
             return fail(g, OSPG_ERR_NOMEM);
     }
-    stats_merge(g, &n->stats, &c->stats);
+    stats_merge(g, n, &c->stats);
     if (stats_own(g, c, n))
         return g->err;
     n->unfolded--;
@@ -1053,7 +1089,7 @@ static int fold_p(ospg *g, ospg_node *p)
         p->lazy_prefix = 0;
     }
     n->work += p->work;
-    stats_merge(g, &n->stats, &p->stats);
+    stats_merge(g, n, &p->stats);
     if (stats_own(g, p, n))
         return g->err;
     if (ev) {
