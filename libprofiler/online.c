@@ -8,11 +8,13 @@
  * chunks back through the queue's `returned` stack, which only the owner
  * empties (all at once), so neither side ever waits on the other.
  *
- * Records are applied in causal order by construction: a thread publishes
- * a node's BEGIN before the node can be named by any other thread's record
- * (the runtime orders task creation before execution), so when a record
- * names a node the drainer has not seen, the BEGIN is already committed in
- * some queue, and another pass over the queues finds it.
+ * A record naming a node the drainer has not seen waits in its queue (the
+ * engine refuses it; other queues go on).  The node's BEGIN is then either
+ * already committed in another queue (a task is begun before the runtime
+ * can run it elsewhere), so another pass finds it, or about to be: the
+ * thread that opens a barrier phase publishes its BEGIN just after letting
+ * the other threads see the phase.  At the end every thread is done, so a
+ * record still waiting names a node nobody began: an error.
  */
 #include "online.h"
 
