@@ -286,12 +286,10 @@ static unsigned char *queue_grow(online_queue *q, size_t need)
     q->linked++;
     uint64_t backlog = q->linked - atomic_load_explicit(
                                        &q->released, memory_order_acquire);
-    if (backlog >= MAX_BACKLOG) {
+    if (backlog >= MAX_BACKLOG)
         spin_acquire(&drain_lock);
-    } else if (atomic_exchange_explicit(&drain_lock.held, 1,
-                                        memory_order_acquire)) {
-        return c->data;
-    }
+    else if (!spin_try_acquire(&drain_lock))
+        return c->data; /* another thread is draining */
     if (!closed && !failed)
         drain_all(DRAIN_BUDGET);
     spin_release(&drain_lock);

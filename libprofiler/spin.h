@@ -34,6 +34,13 @@ static inline void spin_acquire(spin_lock *l)
     }
 }
 
+/* Takes the lock if it is free; returns 1 when taken. */
+static inline int spin_try_acquire(spin_lock *l)
+{
+    return !atomic_load_explicit(&l->held, memory_order_relaxed) &&
+           !atomic_exchange_explicit(&l->held, 1, memory_order_acquire);
+}
+
 static inline void spin_release(spin_lock *l)
 {
     atomic_store_explicit(&l->held, 0, memory_order_release);
