@@ -329,7 +329,7 @@ static double seconds_now(void)
 static void note_seconds(report_meta *meta, const char *key, double since)
 {
     char num[32];
-    snprintf(num, sizeof(num), "%.3f", seconds_now() - since);
+    snprintf(num, sizeof(num), "%.6f", seconds_now() - since);
     report_meta_set(meta, key, num);
 }
 

@@ -57,7 +57,7 @@ median() { sort -g | awk '{ v[NR] = $1 } END { print v[int((NR + 1) / 2)] }'; }
 
 configs="none empty online offline"
 csv="$out/overhead.csv"
-echo "kind,benchmark,config,median,unit,events_per_instance,ns_per_event_above_floor,rss_kb,trace_bytes_per_node" >"$csv"
+echo "kind,benchmark,config,median,unit,events_per_instance,ns_per_event_above_floor,rss_kb,trace_bytes_per_node,analyzer_mnodes_per_s" >"$csv"
 
 # ---- micro-benchmarks: ns per construct instance ----
 micros="parallel barrier static static_c dynamic1 dynamic16 dynamic1024 guided task taskwait taskgroup critical"
@@ -104,16 +104,19 @@ for k in "${kernels[@]}"; do
       echo "${res#* }" >>"$work/r-$name-$c"
     done
   done
-  # trace bytes per node from one offline run
+  # trace bytes per node, and the analyzer's profile pass, from one
+  # offline run
   run offline $cmd >/dev/null
-  tb=""
+  tb=""; an=""
   if "$whatif" analyze -q --no-opportunities -o "$work/an" "$work/out-offline/trace" >/dev/null 2>&1; then
     tb=$(awk -F'"' '/"trace_bytes"/ { b = $4 } /"nodes"/ { gsub(/[^0-9]/, "", $0); n = $0 } END { if (n > 0) printf "%.1f", b / n }' "$work/an/run.json")
+    an=$(awk -F'"' '/"analyzer_profile_seconds"/ { s = $4 } /"nodes"/ { gsub(/[^0-9]/, "", $0); n = $0 } END { if (s > 0) printf "%.1f", n / s / 1e6 }' "$work/an/run.json")
   fi
   for c in $configs; do
     med=$(median <"$work/k-$name-$c")
     rss=$(median <"$work/r-$name-$c")
-    echo "kernel,$name,$c,$med,s,,,$rss,$([ $c = offline ] && echo "$tb")" >>"$csv"
+    if [ $c = offline ]; then extra="$tb,$an"; else extra=","; fi
+    echo "kernel,$name,$c,$med,s,,,$rss,$extra" >>"$csv"
   done
 done
 
@@ -134,12 +137,12 @@ done
   echo
   echo "## Application kernels"
   echo
-  echo "| kernel | no tool s | on the fly | offline | peak RSS on the fly | trace bytes/node |"
-  echo "|---|---:|---:|---:|---:|---:|"
+  echo "| kernel | no tool s | on the fly | offline | peak RSS on the fly | trace bytes/node | analyzer M nodes/s (profile pass) |"
+  echo "|---|---:|---:|---:|---:|---:|---:|"
   for k in "${kernels[@]}"; do
     name=${k%%|*}
-    awk -F, -v k=$name '$1 == "kernel" && $2 == k { t[$3] = $4; r[$3] = $8; if ($9 != "") tb = $9 }
-      END { printf "| %s | %.3f | %.2fx | %.2fx | %.2fx | %s |\n", k, t["none"], t["online"] / t["none"], t["offline"] / t["none"], r["online"] / r["none"], tb }' "$csv"
+    awk -F, -v k=$name '$1 == "kernel" && $2 == k { t[$3] = $4; r[$3] = $8; if ($9 != "") tb = $9; if ($10 != "") an = $10 }
+      END { printf "| %s | %.3f | %.2fx | %.2fx | %.2fx | %s | %s |\n", k, t["none"], t["online"] / t["none"], t["offline"] / t["none"], r["online"] / r["none"], tb, an }' "$csv"
   done
   awk -F, '$1 == "kernel" { t[$2, $3] = $4; ks[$2] = 1 }
     END { n = 0; lon = 0; loff = 0
