@@ -24,6 +24,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "loctab.h"
 #include "replay.h"
@@ -35,6 +36,9 @@
 /* Queued chunks after which a thread stops to drain: bounds the memory of
  * records not yet applied at about threads x MAX_BACKLOG x CHUNK_BYTES. */
 #define MAX_BACKLOG 4u
+/* Share of the run spent folding above which the user is told that the
+ * offline mode would cost less. */
+#define FOLD_HINT_SHARE 0.2
 /* Records one drain applies before letting go of the core. */
 #define DRAIN_BUDGET 65536L
 
@@ -86,6 +90,9 @@ static loctab *locs;
 static report_meta *meta;
 static int failed;            /* the first error, sticky (drain_lock) */
 static int closed;            /* the profile is written (drain_lock) */
+static double start_seconds;  /* when profiling started */
+static double fold_seconds;   /* spent draining (drain_lock) */
+static char hint[256];        /* advice for the user, or "" */
 static char fail_what[1024];
 
 static size_t nscen = 1;
@@ -93,8 +100,16 @@ static ospg_scenario *scen;
 static const char **scen_names;
 static double *scen_factors;
 
+static double seconds_now(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
 int online_setup(const double *factors, size_t nf)
 {
+    start_seconds = seconds_now();
     nscen = 1 + nf;
     scen = calloc(nscen, sizeof(*scen));
     scen_names = calloc(nscen, sizeof(*scen_names));
@@ -202,9 +217,19 @@ static long drain_queue(online_queue *q, long *budget)
     }
 }
 
+static void drain_records(long budget);
+
 /* Drains every queue, round-robin, until no record can be applied or the
- * budget is spent (budget < 0: no limit).  drain_lock held. */
+ * budget is spent (budget < 0: no limit), and counts the time it took.
+ * drain_lock held. */
 static void drain_all(long budget)
+{
+    double t0 = seconds_now();
+    drain_records(budget);
+    fold_seconds += seconds_now() - t0;
+}
+
+static void drain_records(long budget)
 {
     long left = budget < 0 ? LONG_MAX : budget;
     online_queue *first = atomic_load_explicit(&queues, memory_order_acquire);
@@ -364,6 +389,11 @@ void online_end(online_queue *q, uint64_t id, uint64_t nchildren,
     rec_commit(q, sizeof(qrec));
 }
 
+const char *online_hint(void)
+{
+    return hint;
+}
+
 void online_loc(uint32_t loc, const char *directive, const char *where)
 {
     spin_acquire(&names_lock);
@@ -450,6 +480,16 @@ int online_finish(uint64_t root_nchildren, int partial, const char *dir,
     snprintf(num, sizeof(num), "%llu",
              (unsigned long long)peak);
     report_meta_set(meta, "peak_live_nodes", num);
+    /* Folding is serial: say when it took a large share of the run. */
+    double run_seconds = seconds_now() - start_seconds;
+    snprintf(num, sizeof(num), "%.3f", fold_seconds);
+    report_meta_set(meta, "online_fold_seconds", num);
+    if (run_seconds > 0.1 && fold_seconds > FOLD_HINT_SHARE * run_seconds)
+        snprintf(hint, sizeof(hint),
+                 "folding the graph on the fly took %.2f s of the run's "
+                 "%.2f s: for a program this fine-grained, --mode offline "
+                 "(WHATIF_MODE=offline) slows it down less",
+                 fold_seconds, run_seconds);
     size_t unresolved = 0;
     char warn[512] = "";
     if (srcloc_resolve(locs, &named, &unresolved, warn, sizeof(warn))) {

@@ -52,4 +52,8 @@ void online_meta(const char *key, const char *value);
 int online_finish(uint64_t root_nchildren, int partial, const char *dir,
                   char *err, size_t errlen);
 
+/* After online_finish: one line of advice for the user (the on-the-fly
+ * fold took a large share of the run), or "". */
+const char *online_hint(void);
+
 #endif

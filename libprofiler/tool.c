@@ -1370,6 +1370,8 @@ static void write_online(int partial)
         fprintf(stderr, "whatif: no on-the-fly profile: %s\n", err);
     else if (err[0])
         fprintf(stderr, "whatif: %s\n", err);
+    if (online_hint()[0] && !mode_offline)
+        fprintf(stderr, "whatif: note: %s\n", online_hint());
 }
 
 static void report_unsupported(void)
