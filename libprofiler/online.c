@@ -125,6 +125,8 @@ int online_setup(const double *factors, size_t nf)
         scen_factors[1 + i] = factors[i];
     }
     engine = replay_engine_new(nscen, scen, NULL, NULL, "record");
+    if (engine)
+        replay_engine_trust(engine);
     locs = loctab_new();
     meta = report_meta_new();
     return engine && locs && meta ? 0 : -1;
