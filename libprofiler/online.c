@@ -252,8 +252,12 @@ static void drain_records(long budget)
 
 online_queue *online_queue_open(uint32_t thread_index)
 {
-    online_queue *q = calloc(1, sizeof(*q));
+    /* cache-line aligned, so that owner and drainer fields do not share
+     * a line (sizeof is a multiple of the alignment, as C11 asks) */
+    online_queue *q = aligned_alloc(alignof(online_queue), sizeof(*q));
     qchunk *c = calloc(1, sizeof(*c) + CHUNK_BYTES);
+    if (q)
+        memset(q, 0, sizeof(*q));
     if (!q || !c) {
         free(q);
         free(c);
