@@ -104,10 +104,11 @@ static inline uint64_t mono_ns(const counter_metric *m)
 #endif
 
 #define CHECK_EVERY 256u
-/* An estimate this far ahead of the real CPU time means switches go
- * unseen (a time slice is milliseconds): the thread then stops
- * estimating. */
+/* An estimate this far ahead of the real CPU time is a miss: time the
+ * hypervisor stole, or a switch that went unseen (a time slice is
+ * milliseconds).  After MISSES_MAX misses the thread stops estimating. */
 #define MISSED_SWITCH_NS 1000000u
+#define MISSES_MAX 4
 
 /* The no-op software event whose mmap page reveals context switches. */
 static int switches_open(void)
@@ -345,8 +346,9 @@ static uint64_t cputime_anchor(const counter_metric *m, counter_thread *ct,
     uint64_t anchor_mono = mono_ns(m);
     if (seq == ct->anchor_seq && ct->anchor_mono) {
         uint64_t est = ct->anchor_cpu + (mono - ct->anchor_mono);
-        if (est > cpu + MISSED_SWITCH_NS) {
-            /* Switches go unseen here: read the kernel from now on. */
+        /* One miss can be time the hypervisor stole; repeated misses
+         * mean switches go unseen here: read the kernel from then on. */
+        if (est > cpu + MISSED_SWITCH_NS && ++ct->misses >= MISSES_MAX) {
             munmap(ct->page, ct->page_len);
             close(ct->fd);
             ct->page = NULL;

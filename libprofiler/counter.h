@@ -28,6 +28,7 @@ typedef struct counter_thread {
      * number (bumped by the kernel at every switch) is anchor_seq */
     uint32_t anchor_seq;
     uint32_t reads_to_check;
+    uint32_t misses;        /* checks that found the estimate far ahead */
     uint64_t anchor_cpu, anchor_mono;
 } counter_thread;
 
