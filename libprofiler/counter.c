@@ -273,12 +273,18 @@ static void switches_map(counter_thread *ct)
     ct->page_len = (size_t)psz;
 }
 
+static uint64_t cputime_anchor(const counter_metric *m, counter_thread *ct,
+                               uint32_t seq, uint64_t mono);
+
 int counter_thread_open(const counter_metric *m, counter_thread *ct)
 {
     memset(ct, 0, sizeof(*ct));
     ct->fd = -1;
-    if (m->kind == K_CPUTIME && m->cputime_switches)
+    if (m->kind == K_CPUTIME && m->cputime_switches) {
         switches_map(ct);
+        if (ct->page) /* the first anchor: no read may estimate from zero */
+            cputime_anchor(m, ct, ~ct->anchor_seq, 0);
+    }
     if (m->kind != K_PERF)
         return 0;
     ct->fd = perf_open(m);
