@@ -86,6 +86,12 @@ typedef struct tctx {
     int share_open;          /* implicit: node begun, not ended */
     int waiting;             /* no user code runs: no fragment */
     region *region;
+    /* The parallel region this task encountered and is suspended in.
+     * parallel_end must find it here: libomp 19 frees a nested team to
+     * its pool before the parallel_end callback, and the team's
+     * parallel_data (our region pointer) may by then belong to another
+     * thread's new region. */
+    region *encountered;
     uint64_t phase_no;
     unsigned index;
     uint32_t base_loc;
@@ -103,6 +109,11 @@ typedef struct tctx {
     cnode loop_owner;
     uint32_t loop_loc;
     uint32_t taskloop_loc;
+    /* A task created by a taskloop: its location.  libomp splits a large
+     * taskloop into helper tasks that create the loop's tasks on other
+     * threads in the name of the encountering task; the helper is one of
+     * these, and the tasks it creates take this location. */
+    uint32_t spawn_loc;
     uint32_t path;           /* innermost what-if region path, 0: none */
     uint32_t base_path;      /* the path the task started in */
     /* explicit tasks whose begin record waits for their depend items:
@@ -699,19 +710,22 @@ static void on_parallel_begin(ompt_data_t *enc_data, const ompt_frame_t *frame,
     begin_node(ts, &r->phase, &r->par, r->par.nkids++, OSPG_S, OSPG_LOC_NONE,
                0, NULL);
     c->waiting = 1;
+    c->encountered = r;
     parallel_data->ptr = r;
 }
 
 static void on_parallel_end(ompt_data_t *parallel_data, ompt_data_t *enc_data,
                             int flags, const void *code)
 {
+    (void)parallel_data;
     (void)flags;
     (void)code;
-    (void)enc_data;
     tstate *ts = enter();
-    region *r = parallel_data->ptr;
+    tctx *enc = enc_data ? enc_data->ptr : NULL;
+    region *r = enc ? enc->encountered : NULL;
     if (!ts || !r)
         return;
+    enc->encountered = NULL;
     frag_close(ts);
     r->phase.nkids = r->team;
     end_node(ts, &r->phase, OSPG_LOC_NONE);
@@ -720,7 +734,6 @@ static void on_parallel_end(ompt_data_t *parallel_data, ompt_data_t *enc_data,
     c->waiting = 0;
     ts->ctx = c;
     free(r);
-    parallel_data->ptr = NULL;
     frag_open(ts);
 }
 
@@ -1180,6 +1193,20 @@ static void on_task_create(ompt_data_t *enc_data, const ompt_frame_t *frame,
     tctx *c = enc_data ? enc_data->ptr : NULL;
     if (!ts || !c || !(flags & (ompt_task_explicit | ompt_task_taskwait)))
         return;
+    /* libomp's taskloop split (__kmp_taskloop_recur) runs helper tasks
+     * that create the rest of the loop's tasks while naming the taskloop's
+     * encountering task as their creator, from whatever thread runs the
+     * helper.  The task really running here created them: they go under
+     * the helper, which is itself a task of the taskloop, so every task of
+     * the loop stays logically parallel with the others and joins at the
+     * taskloop's taskgroup. */
+    tctx *running = ts->ctx;
+    uint32_t spawn_loc = 0;
+    if (running && running != c && running->kind == CTX_EXPLICIT &&
+        running->spawn_loc) {
+        c = running;
+        spawn_loc = running->spawn_loc;
+    }
     frag_close(ts);
     /* taskwait depend(...) comes as a task of its own kind */
     if (flags & ompt_task_taskwait) {
@@ -1196,8 +1223,10 @@ static void on_task_create(ompt_data_t *enc_data, const ompt_frame_t *frame,
     }
     t->kind = CTX_EXPLICIT;
     t->path = t->base_path = c->path;
-    t->base_loc = c->taskloop_loc ? c->taskloop_loc
-                                  : stream_loc(&ts->st, code, DIR_TASK);
+    if (!spawn_loc)
+        spawn_loc = c->taskloop_loc;
+    t->spawn_loc = spawn_loc;
+    t->base_loc = spawn_loc ? spawn_loc : stream_loc(&ts->st, code, DIR_TASK);
     cnode *parent;
     t->region = c->region;
     /* libomp flags every task of a one-thread team undeferred; that says
