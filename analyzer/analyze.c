@@ -28,6 +28,7 @@ typedef struct meta_sink {
     report_meta *meta;
     int failed;
     scen_set *ss;       /* regions go here */
+    report_notes *notes;
 } meta_sink;
 
 static void on_meta(void *arg, const char *key, const char *value)
@@ -161,6 +162,13 @@ static void on_region(void *arg, uint32_t id, uint32_t parent, uint32_t loc,
 static void on_meta_hook(void *arg, const char *key, const char *value)
 {
     on_meta(arg, key, value);
+}
+
+static void on_note(void *arg, uint32_t loc, uint32_t note, uint64_t value)
+{
+    meta_sink *ms = arg;
+    if (report_notes_add(ms->notes, loc, note, value))
+        ms->failed = 1;
 }
 
 static double parallelism(uint64_t work, uint64_t span)
@@ -346,9 +354,9 @@ int analyze_trace(const char *dir, const char *outdir,
     int have_ss = 0, have_os = 0;
     double *factors = NULL;
     size_t nf = 0;
-    meta_sink ms = {report_meta_new(), 0, &ss};
+    meta_sink ms = {report_meta_new(), 0, &ss, report_notes_new()};
     int quiet = ao ? ao->quiet : 0;
-    if (!lt || !ms.meta || scen_init(&ss)) {
+    if (!lt || !ms.meta || !ms.notes || scen_init(&ss)) {
         fprintf(stderr, "whatif analyze: out of memory\n");
         goto out;
     }
@@ -356,7 +364,8 @@ int analyze_trace(const char *dir, const char *outdir,
 
     /* Pass 1: names, metadata and what-if regions. */
     double t_scan = seconds_now();
-    replay_hooks scan = {on_meta_hook, on_region, &ms, 1};
+    replay_hooks scan = {.meta = on_meta_hook, .region = on_region,
+                         .note = on_note, .arg = &ms, .scan_only = 1};
     int replayed = replay_dir(dir, 1, NULL, lt, &scan, &prof, NULL, err,
                               sizeof(err));
     if (report_meta_get(ms.meta, "unsupported")) {
@@ -422,7 +431,7 @@ int analyze_trace(const char *dir, const char *outdir,
     report_meta_set(ms.meta, "analyzer_peak_live_nodes", num);
     report_meta_set(ms.meta, "analyzer_version", WHATIF_VERSION);
 
-    if (report_write_all(outdir, &prof, named, ms.meta,
+    if (report_write_all(outdir, &prof, named, ms.meta, ms.notes,
                          (const char *const *)ss.names, ss.factors, err,
                          sizeof(err))) {
         fprintf(stderr, "whatif analyze: %s\n", err);
@@ -475,6 +484,8 @@ int analyze_trace(const char *dir, const char *outdir,
         }
     }
 
+    report_notes_print(stderr, ms.notes, named,
+                       report_meta_get(ms.meta, "metric_unit"));
     if (!quiet) {
         print_table(&prof, named, report_meta_get(ms.meta, "metric"));
         printf("wrote %s/profile.csv, run.json, profile.db%s%s\n", outdir,
@@ -496,5 +507,6 @@ out:
     loctab_free(named);
     loctab_free(lt);
     report_meta_free(ms.meta);
+    report_notes_free(ms.notes);
     return status;
 }

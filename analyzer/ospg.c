@@ -303,6 +303,7 @@ typedef struct park_item {
     size_t ndeps;
     uint64_t work;            /* PARK_W */
     uint32_t loc, region;
+    unsigned wflags;          /* PARK_W */
     struct park_item *prev, *next;
 } park_item;
 
@@ -337,7 +338,7 @@ struct ospg_node {
      * drops them unless the node's location changes at its end, so they
      * are only summed here (skip_loc, count, work, span per scenario). */
     uint32_t skip_loc;
-    uint64_t skip_n, skip_work;
+    uint64_t skip_n, skip_inst, skip_work; /* W-nodes, instances among them */
     uint64_t *skip_span;
 
     chain *ser;   /* [nscen] serial chain; the final chain once finalized */
@@ -666,7 +667,7 @@ static void stats_merge(ospg *g, ospg_node *n, stat_entry **src)
 /* Adds one contribution under key (loc, group) to n's statistics.  Runs
  * of siblings share a key, so the entry hit last is tried first. */
 static int stats_add(ospg *g, ospg_node *n, uint32_t loc, ospg_group *group,
-                     uint64_t work, const uint64_t *span)
+                     uint64_t work, const uint64_t *span, uint64_t ninst)
 {
     stat_entry *e = n->hot;
     if (!e || e->key.loc != loc || e->key.group != (uintptr_t)group) {
@@ -691,7 +692,7 @@ static int stats_add(ospg *g, ospg_node *n, uint32_t loc, ospg_group *group,
             if (span[s] > e->span[s])
                 e->span[s] = span[s];
     } else {
-        e->instances++;
+        e->instances += ninst;
         for (size_t s = 0; s < g->nscen; s++)
             e->span[s] += span[s];
     }
@@ -708,7 +709,7 @@ static int stats_own(ospg *g, ospg_node *n, ospg_node *into)
     uint64_t *spans = g->scratch;
     for (size_t s = 0; s < g->nscen; s++)
         spans[s] = n->ser[s].len;
-    return stats_add(g, into, n->loc, n->group, n->work, spans);
+    return stats_add(g, into, n->loc, n->group, n->work, spans, 1);
 }
 
 /* The outermost-instance rule: a node with location L drops the
@@ -718,9 +719,9 @@ static int stats_collapse(ospg *g, ospg_node *n)
     stat_entry *e, *tmp;
     if (n->skip_n && n->skip_loc != n->loc) {
         /* The location changed at the end: the skipped W-nodes count. */
-        if (stats_add(g, n, n->skip_loc, NULL, n->skip_work, n->skip_span))
+        if (stats_add(g, n, n->skip_loc, NULL, n->skip_work, n->skip_span,
+                      n->skip_inst))
             return g->err;
-        n->hot->instances += n->skip_n - 1;
     }
     n->hot = NULL; /* entries are dropped and rekeyed below */
     if (n->loc != OSPG_LOC_NONE) {
@@ -776,7 +777,7 @@ static int materialize_lazy(ospg *g, ospg_node *n)
 }
 
 static int apply_w(ospg *g, ospg_node *n, uint64_t work, uint32_t loc,
-                   uint32_t region)
+                   uint32_t region, unsigned flags)
 {
     if (n->lazy_list && materialize_lazy(g, n))
         return g->err;
@@ -795,12 +796,14 @@ static int apply_w(ospg *g, ospg_node *n, uint64_t work, uint32_t loc,
     if (loc == n->loc && (n->skip_n == 0 || n->skip_loc == loc)) {
         n->skip_loc = loc;
         n->skip_n++;
+        n->skip_inst += !(flags & OSPG_W_CONTINUES);
         n->skip_work += work;
         for (size_t s = 0; s < g->nscen; s++)
             n->skip_span[s] += spans[s];
         return 0;
     }
-    return stats_add(g, n, loc, NULL, work, spans);
+    return stats_add(g, n, loc, NULL, work, spans,
+                     !(flags & OSPG_W_CONTINUES));
 }
 
 static int apply_s(ospg *g, ospg_node *n, ospg_node *c)
@@ -971,7 +974,7 @@ static int drain(ospg *g, ospg_node *n)
         DL_DELETE(n->parked, it);
         int rc = 0;
         if (it->type == PARK_W) {
-            rc = apply_w(g, n, it->work, it->loc, it->region);
+            rc = apply_w(g, n, it->work, it->loc, it->region, it->wflags);
             n->frontier++;
         } else if (it->node->kind == OSPG_S) {
             if (it->node->finalized) {
@@ -1342,7 +1345,7 @@ failed:
 }
 
 int ospg_work(ospg *g, ospg_node *parent, uint64_t idx, uint64_t work,
-              uint32_t loc, uint32_t region)
+              uint32_t loc, uint32_t region, unsigned flags)
 {
     int rc = child_allowed(g, parent, idx);
     if (rc)
@@ -1352,7 +1355,8 @@ int ospg_work(ospg *g, ospg_node *parent, uint64_t idx, uint64_t work,
     g->nodes++;
     if (idx == parent->frontier) {
         parent->frontier++;
-        if (apply_w(g, parent, work, loc, region) || drain(g, parent))
+        if (apply_w(g, parent, work, loc, region, flags) ||
+            drain(g, parent))
             return g->err;
     } else {
         park_item *it = park_alloc(g);
@@ -1363,6 +1367,7 @@ int ospg_work(ospg *g, ospg_node *parent, uint64_t idx, uint64_t work,
         it->work = work;
         it->loc = loc;
         it->region = region;
+        it->wflags = flags;
         if (park(g, parent, it)) {
             park_free(g, it);
             return g->err;

@@ -100,10 +100,16 @@ ospg_node *ospg_begin(ospg *g, ospg_node *parent, uint64_t idx, ospg_kind kind,
                       uint32_t loc, ospg_group *group, const ospg_dep *deps,
                       size_t ndeps, int *err);
 
+/* W-node flags. */
+#define OSPG_W_CONTINUES 1u /* a later fragment of the instance of loc that
+                             * an earlier W-node began (a single, critical
+                             * or lock body split by directives inside it):
+                             * its work and span count, not an instance */
+
 /* Adds a W-node of the given work as child number idx of parent.  region is
- * the innermost what-if region around it (0: none). */
+ * the innermost what-if region around it (0: none); flags: OSPG_W_*. */
 int ospg_work(ospg *g, ospg_node *parent, uint64_t idx, uint64_t work,
-              uint32_t loc, uint32_t region);
+              uint32_t loc, uint32_t region, unsigned flags);
 
 /* Ends node: it has nchildren children in all.  loc, unless OSPG_LOC_NONE,
  * replaces the node's location (a taskwait scope learns it only here).  The

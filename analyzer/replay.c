@@ -134,6 +134,8 @@ static const char *rec_name(int type)
     case TRACE_END: return "end";
     case TRACE_LOC: return "location";
     case TRACE_META: return "meta";
+    case TRACE_REGION: return "region";
+    case TRACE_NOTE: return "note";
     }
     return "record";
 }
@@ -264,7 +266,8 @@ int replay_engine_apply(replay_engine *rp, const trace_rec *r,
     rp->off = off;
     /* A scan reads names, metadata and regions only. */
     if (rp->hooks.scan_only && r->type != TRACE_LOC &&
-        r->type != TRACE_META && r->type != TRACE_REGION)
+        r->type != TRACE_META && r->type != TRACE_REGION &&
+        r->type != TRACE_NOTE)
         return 1;
     switch (r->type) {
     case TRACE_BEGIN:
@@ -291,7 +294,8 @@ int replay_engine_apply(replay_engine *rp, const trace_rec *r,
     case TRACE_WORK:
         if (!(p = find_node(rp, r->parent)))
             return 0;
-        rc = ospg_work(rp->g, p->node, r->idx, r->work, r->loc, r->region);
+        rc = ospg_work(rp->g, p->node, r->idx, r->work, r->loc, r->region,
+                       r->flags);
         return rc ? core_error(rp, r, rc) : 1;
     case TRACE_END:
         if (r->id == TRACE_ROOT_ID) {
@@ -317,6 +321,10 @@ int replay_engine_apply(replay_engine *rp, const trace_rec *r,
     case TRACE_META:
         if (rp->hooks.meta)
             rp->hooks.meta(rp->hooks.arg, r->str1, r->str2);
+        return 1;
+    case TRACE_NOTE:
+        if (rp->hooks.note)
+            rp->hooks.note(rp->hooks.arg, r->loc, r->note, r->value);
         return 1;
     case TRACE_REGION:
         if (rp->hooks.region)

@@ -24,6 +24,7 @@ typedef struct replay_hooks {
     void (*meta)(void *arg, const char *key, const char *value);
     void (*region)(void *arg, uint32_t id, uint32_t parent, uint32_t loc,
                    uint64_t factor_milli);
+    void (*note)(void *arg, uint32_t loc, uint32_t note, uint64_t value);
     void *arg;
     int scan_only;  /* read names, metadata and regions; skip the graph */
 } replay_hooks;

@@ -22,6 +22,8 @@
 
 #include <sqlite3.h>
 
+#include "trace.h"
+
 #if defined(__GNUC__)
 #define REPORT_PRINTF(a, b) __attribute__((format(printf, a, b)))
 #else
@@ -172,6 +174,132 @@ const char *report_meta_value(const report_meta *m, size_t i)
 __extension__ typedef unsigned __int128 u128;
 
 /* num * mul / den with 3 decimals, rounded half up; den > 0. */
+/* ---- Notes ---- */
+
+typedef struct note_item {
+    uint32_t loc, note;
+    uint64_t value;
+} note_item;
+
+struct report_notes {
+    note_item *v;
+    size_t n, cap;
+};
+
+report_notes *report_notes_new(void)
+{
+    return calloc(1, sizeof(report_notes));
+}
+
+void report_notes_free(report_notes *ns)
+{
+    if (!ns)
+        return;
+    free(ns->v);
+    free(ns);
+}
+
+int report_notes_add(report_notes *ns, uint32_t loc, uint32_t note,
+                     uint64_t value)
+{
+    if (!ns || note == 0 || note > TRACE_NOTE_MAX)
+        return -1;
+    for (size_t i = 0; i < ns->n; i++)
+        if (ns->v[i].loc == loc && ns->v[i].note == note) {
+            if (value > ns->v[i].value)
+                ns->v[i].value = value;
+            return 0;
+        }
+    if (ns->n == ns->cap) {
+        size_t cap = ns->cap ? 2 * ns->cap : 8;
+        note_item *v = realloc(ns->v, cap * sizeof(*v));
+        if (!v)
+            return -1;
+        ns->v = v;
+        ns->cap = cap;
+    }
+    ns->v[ns->n++] = (note_item){loc, note, value};
+    return 0;
+}
+
+size_t report_notes_count(const report_notes *ns)
+{
+    return ns ? ns->n : 0;
+}
+
+int report_notes_get(const report_notes *ns, size_t i, uint32_t *loc,
+                     uint32_t *note, uint64_t *value)
+{
+    if (!ns || i >= ns->n)
+        return -1;
+    *loc = ns->v[i].loc;
+    *note = ns->v[i].note;
+    *value = ns->v[i].value;
+    return 0;
+}
+
+const char *report_note_name(uint32_t note)
+{
+    switch (note) {
+    case TRACE_NOTE_ONE_THREAD_LOOP: return "one_thread_loop";
+    case TRACE_NOTE_ORDERED_PREFIX: return "ordered_prefix";
+    case TRACE_NOTE_ORDERED_STATIC: return "ordered_static";
+    case TRACE_NOTE_THREADS: return "program_threads";
+    }
+    return "unknown";
+}
+
+void report_note_text(char *buf, size_t len, uint32_t note, uint64_t value,
+                      const char *unit)
+{
+    if (!unit)
+        unit = "units";
+    switch (note) {
+    case TRACE_NOTE_ONE_THREAD_LOOP:
+        snprintf(buf, len, "ran %" PRIu64 " time(s) in a team of one thread, "
+                 "where libomp reports a loop as a single chunk: its "
+                 "parallelism here is a lower bound (give nested regions "
+                 "threads with OMP_MAX_ACTIVE_LEVELS, or run with more "
+                 "threads)", value);
+        break;
+    case TRACE_NOTE_ORDERED_PREFIX:
+        snprintf(buf, len, "ordered chain: chunks are modeled as free to start "
+                 "with the barrier phase, but a thread ran up to %" PRIu64
+                 " %s of code before the loop in that phase: the loop's span "
+                 "may be short by up to that much", value, unit);
+        break;
+    case TRACE_NOTE_ORDERED_STATIC:
+        snprintf(buf, len, "ordered chain under a static schedule: libomp "
+                 "reports one chunk per thread, so each thread's iterations "
+                 "are modeled as one serial chain (%" PRIu64 " instance(s)): "
+                 "the span is an upper bound; schedule(dynamic) shows "
+                 "every chunk", value);
+        break;
+    case TRACE_NOTE_THREADS:
+        snprintf(buf, len, "%" PRIu64 " thread(s) the program created itself "
+                 "ran OpenMP code: each is modeled as parallel with the rest "
+                 "of the program from the moment it started; a join "
+                 "(pthread_join) is not seen, so code after it may be "
+                 "counted as parallel to the thread", value);
+        break;
+    default:
+        snprintf(buf, len, "note %u", (unsigned)note);
+    }
+}
+
+void report_notes_print(FILE *f, const report_notes *ns, const loctab *lt,
+                        const char *unit)
+{
+    for (size_t i = 0; ns && i < ns->n; i++) {
+        char text[512];
+        const loctab_entry *e = loctab_get(lt, ns->v[i].loc);
+        report_note_text(text, sizeof(text), ns->v[i].note, ns->v[i].value,
+                         unit);
+        fprintf(f, "whatif: note: %s (%s): %s\n", e ? e->where : "?",
+                e ? e->directive : "unknown", text);
+    }
+}
+
 static void fixed3(char buf[REPORT_NUMBUF], uint64_t num, uint64_t den,
                    unsigned mul)
 {
@@ -559,7 +687,8 @@ static void json_string(out *o, const char *str)
 }
 
 int report_fprint_run_json(FILE *f, const char *name, const report_meta *meta,
-                           const ospg_profile *p, char *err, size_t errlen)
+                           const ospg_profile *p, const report_notes *notes,
+                           const loctab *lt, char *err, size_t errlen)
 {
     clear_msg(err, errlen);
     if (!name)
@@ -595,12 +724,36 @@ int report_fprint_run_json(FILE *f, const char *name, const report_meta *meta,
              p->work, p->span[0], par, p->nlocs, p->nodes);
         sep = ",\n";
     }
+    if (report_notes_count(notes)) {
+        const char *unit = report_meta_get(meta, "metric_unit");
+        outs(&o, sep);
+        outs(&o, "  \"notes\": [");
+        for (size_t i = 0; i < notes->n; i++) {
+            const note_item *it = &notes->v[i];
+            loc_name nm;
+            char text[512];
+            resolve_name(lt, it->loc, &nm);
+            report_note_text(text, sizeof(text), it->note, it->value, unit);
+            outs(&o, i ? ",\n    {\"location\": " : "\n    {\"location\": ");
+            json_string(&o, nm.where);
+            outs(&o, ", \"directive\": ");
+            json_string(&o, nm.directive);
+            outs(&o, ", \"note\": ");
+            json_string(&o, report_note_name(it->note));
+            outf(&o, ", \"value\": %" PRIu64 ", \"text\": ", it->value);
+            json_string(&o, text);
+            outc(&o, '}');
+        }
+        outs(&o, "\n  ]");
+        sep = ",\n";
+    }
     outs(&o, sep[0] == ',' ? "\n}\n" : "}\n");
     return out_finish(&o, name, err, errlen);
 }
 
 int report_write_run_json(const char *path, const report_meta *meta,
-                          const ospg_profile *p, char *err, size_t errlen)
+                          const ospg_profile *p, const report_notes *notes,
+                          const loctab *lt, char *err, size_t errlen)
 {
     clear_msg(err, errlen);
     if (!path) {
@@ -612,7 +765,7 @@ int report_write_run_json(const char *path, const report_meta *meta,
         set_msg(err, errlen, "%s: %s", path, strerror(errno));
         return -1;
     }
-    int r = report_fprint_run_json(f, path, meta, p, err, errlen);
+    int r = report_fprint_run_json(f, path, meta, p, notes, lt, err, errlen);
     if (fclose(f) == EOF && r == 0) {
         set_msg(err, errlen, "%s: %s", path, strerror(errno));
         r = -1;
@@ -624,7 +777,7 @@ int report_write_run_json(const char *path, const report_meta *meta,
 
 static const char db_schema[] =
     "CREATE TABLE schema_version(version INTEGER NOT NULL);\n"
-    "INSERT INTO schema_version(version) VALUES (1);\n"
+    "INSERT INTO schema_version(version) VALUES (2);\n"
     "CREATE TABLE run(key TEXT PRIMARY KEY, value TEXT);\n"
     "CREATE TABLE location(id INTEGER PRIMARY KEY, location TEXT NOT NULL,"
     " directive TEXT NOT NULL);\n"
@@ -644,7 +797,10 @@ static const char db_schema[] =
     " p.critical_percent AS critical_percent"
     " FROM profile p JOIN scenario s ON s.id = p.scenario"
     " LEFT JOIN location l ON l.id = p.location_id;\n"
-    "PRAGMA user_version = 1;\n";
+    "CREATE TABLE note(location_id INTEGER NOT NULL, note TEXT NOT NULL,"
+    " value INTEGER NOT NULL, text TEXT NOT NULL,"
+    " PRIMARY KEY(location_id, note));\n"
+    "PRAGMA user_version = 2;\n";
 
 /* uint64 values above INT64_MAX are clamped (docs/output.md). */
 static sqlite3_int64 clamp_i64(uint64_t v)
@@ -654,7 +810,7 @@ static sqlite3_int64 clamp_i64(uint64_t v)
 
 typedef struct db_ctx {
     sqlite3 *db;
-    sqlite3_stmt *run, *loc, *scen, *prof;
+    sqlite3_stmt *run, *loc, *scen, *prof, *note;
 } db_ctx;
 
 /* Steps a bound statement to completion and resets it. */
@@ -708,9 +864,31 @@ static int db_prof(db_ctx *c, size_t scen, uint32_t loc, uint64_t instances,
     return rc == SQLITE_OK ? db_step(st) : rc;
 }
 
+/* Table note: one row per (location, note), the largest value. */
+static int db_notes(db_ctx *c, const report_notes *notes, const char *unit)
+{
+    int rc = SQLITE_OK;
+    for (size_t i = 0; notes && i < notes->n && rc == SQLITE_OK; i++) {
+        const note_item *it = &notes->v[i];
+        char text[512];
+        report_note_text(text, sizeof(text), it->note, it->value, unit);
+        rc = sqlite3_bind_int64(c->note, 1, (sqlite3_int64)it->loc);
+        if (rc == SQLITE_OK)
+            rc = sqlite3_bind_text(c->note, 2, report_note_name(it->note), -1,
+                                   SQLITE_STATIC);
+        if (rc == SQLITE_OK)
+            rc = sqlite3_bind_int64(c->note, 3, clamp_i64(it->value));
+        if (rc == SQLITE_OK)
+            rc = sqlite3_bind_text(c->note, 4, text, -1, SQLITE_TRANSIENT);
+        if (rc == SQLITE_OK)
+            rc = db_step(c->note);
+    }
+    return rc;
+}
+
 static int db_fill(db_ctx *c, const ospg_profile *p, const loctab *lt,
-                   const report_meta *meta, const char *const *scen_names,
-                   const double *scen_factors)
+                   const report_meta *meta, const report_notes *notes,
+                   const char *const *scen_names, const double *scen_factors)
 {
     int rc;
     sqlite3 *db = c->db;
@@ -727,7 +905,13 @@ static int db_fill(db_ctx *c, const ospg_profile *p, const loctab *lt,
                                  " parallelism, critical_work,"
                                  " critical_percent)"
                                  " VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
-                                 -1, &c->prof, NULL)) != SQLITE_OK)
+                                 -1, &c->prof, NULL)) != SQLITE_OK ||
+        (rc = sqlite3_prepare_v2(db, "INSERT OR REPLACE INTO note(location_id,"
+                                 " note, value, text) VALUES (?, ?, ?, ?)",
+                                 -1, &c->note, NULL)) != SQLITE_OK)
+        return rc;
+    if ((rc = db_notes(c, notes, report_meta_get(meta, "metric_unit"))) !=
+        SQLITE_OK)
         return rc;
 
     /* run: the metadata, then the computed keys (as in run.json) */
@@ -841,8 +1025,9 @@ static int db_truncate(const char *path, char *err, size_t errlen)
 }
 
 int report_write_db(const char *path, const ospg_profile *p, const loctab *lt,
-                    const report_meta *meta, const char *const *scen_names,
-                    const double *scen_factors, char *err, size_t errlen)
+                    const report_meta *meta, const report_notes *notes,
+                    const char *const *scen_names, const double *scen_factors,
+                    char *err, size_t errlen)
 {
     clear_msg(err, errlen);
     if (!path || !p || p->nscen == 0) {
@@ -869,7 +1054,7 @@ int report_write_db(const char *path, const ospg_profile *p, const loctab *lt,
         rc = sqlite3_exec(c.db, db_schema, NULL, NULL, &emsg);
     }
     if (rc == SQLITE_OK)
-        rc = db_fill(&c, p, lt, meta, scen_names, scen_factors);
+        rc = db_fill(&c, p, lt, meta, notes, scen_names, scen_factors);
     if (rc == SQLITE_OK)
         rc = sqlite3_exec(c.db, "COMMIT", NULL, NULL, &emsg);
 
@@ -884,6 +1069,7 @@ int report_write_db(const char *path, const ospg_profile *p, const loctab *lt,
     sqlite3_finalize(c.loc);
     sqlite3_finalize(c.scen);
     sqlite3_finalize(c.prof);
+    sqlite3_finalize(c.note);
     if (ret != 0 && in_tx && !sqlite3_get_autocommit(c.db))
         sqlite3_exec(c.db, "ROLLBACK", NULL, NULL, NULL);
     if (sqlite3_close(c.db) != SQLITE_OK && ret == 0) {
@@ -906,8 +1092,9 @@ static int path_in(char *buf, size_t len, const char *dir, const char *name,
 }
 
 int report_write_all(const char *dir, const ospg_profile *p, const loctab *lt,
-                     const report_meta *meta, const char *const *scen_names,
-                     const double *scen_factors, char *err, size_t errlen)
+                     const report_meta *meta, const report_notes *notes,
+                     const char *const *scen_names, const double *scen_factors,
+                     char *err, size_t errlen)
 {
     if (mkdir(dir, 0777) && errno != EEXIST) {
         if (err && errlen)
@@ -919,10 +1106,10 @@ int report_write_all(const char *dir, const ospg_profile *p, const loctab *lt,
     if (path_in(path, sizeof(path), dir, "profile.csv", err, errlen) ||
         report_write_profile_csv(path, p, 0, lt, err, errlen) ||
         path_in(path, sizeof(path), dir, "run.json", err, errlen) ||
-        report_write_run_json(path, meta, p, err, errlen) ||
+        report_write_run_json(path, meta, p, notes, lt, err, errlen) ||
         path_in(path, sizeof(path), dir, "profile.db", err, errlen) ||
-        report_write_db(path, p, lt, meta, scen_names, scen_factors, err,
-                        errlen))
+        report_write_db(path, p, lt, meta, notes, scen_names, scen_factors,
+                        err, errlen))
         return -1;
     return 0;
 }

@@ -17,7 +17,7 @@
 #include "loctab.h"
 #include "ospg.h"
 
-#define REPORT_SCHEMA_VERSION 1 /* PRAGMA user_version of the database */
+#define REPORT_SCHEMA_VERSION 2 /* PRAGMA user_version of the database */
 
 /* ---- Run metadata ----
  *
@@ -46,6 +46,34 @@ const char *report_meta_value(const report_meta *m, size_t i);
 /* 1 for the keys the writers add themselves: program_work, program_span,
  * program_parallelism, locations, nodes; else 0. */
 int report_meta_reserved(const char *key);
+
+/* ---- Notes: what in a profile is not exact ----
+ *
+ * The profiler attaches notes to locations (trace.h, trace_note) where the
+ * runtime does not report enough to model a construct exactly.  The list
+ * keeps, per location and note, the largest value; the writers put them in
+ * run.json ("notes") and profile.db (table note), and report_notes_print
+ * gives the user one line each. */
+typedef struct report_notes report_notes;
+
+report_notes *report_notes_new(void); /* NULL when out of memory */
+void report_notes_free(report_notes *ns);
+/* Records note (1 .. TRACE_NOTE_MAX) on loc with value; 0, or -1 when out
+ * of memory or for an unknown note (the list is then unchanged). */
+int report_notes_add(report_notes *ns, uint32_t loc, uint32_t note,
+                     uint64_t value);
+size_t report_notes_count(const report_notes *ns);
+/* The i-th note: its location, kind and value; -1 when out of range. */
+int report_notes_get(const report_notes *ns, size_t i, uint32_t *loc,
+                     uint32_t *note, uint64_t *value);
+/* Short name of a note kind ("one_thread_loop", ...) and one sentence
+ * saying what it means for the row, with value in unit. */
+const char *report_note_name(uint32_t note);
+void report_note_text(char *buf, size_t len, uint32_t note, uint64_t value,
+                      const char *unit);
+/* One line per note on f: "whatif: note: WHERE (DIRECTIVE): TEXT". */
+void report_notes_print(FILE *f, const report_notes *ns, const loctab *lt,
+                        const char *unit);
 
 /* ---- Numbers as the CSV writes them ---- */
 
@@ -80,13 +108,16 @@ int report_fprint_profile_csv(FILE *f, const char *name,
 
 /* The run summary as one JSON object (docs/output.md, "run.json"): the
  * metadata pairs in order, all as strings, then program_work, program_span,
- * program_parallelism (scenario 0), locations (p->nlocs) and nodes.  meta
- * may be NULL (no pairs); p may be NULL (metadata only).  Fails on an I/O
- * error (the file may then be incomplete). */
+ * program_parallelism (scenario 0), locations (p->nlocs) and nodes, then
+ * "notes", an array with one object per note (named through lt) when notes
+ * holds any.  meta, notes and lt may be NULL; p may be NULL (metadata
+ * only).  Fails on an I/O error (the file may then be incomplete). */
 int report_write_run_json(const char *path, const report_meta *meta,
-                          const ospg_profile *p, char *err, size_t errlen);
+                          const ospg_profile *p, const report_notes *notes,
+                          const loctab *lt, char *err, size_t errlen);
 int report_fprint_run_json(FILE *f, const char *name, const report_meta *meta,
-                           const ospg_profile *p, char *err, size_t errlen);
+                           const ospg_profile *p, const report_notes *notes,
+                           const loctab *lt, char *err, size_t errlen);
 
 /* The whole result as an SQLite database (docs/output.md, "profile.db"):
  * every scenario and every location of p, the location names of lt (may be
@@ -98,8 +129,9 @@ int report_fprint_run_json(FILE *f, const char *name, const report_meta *meta,
  * first); anything else there is refused.  All rows are written in one
  * transaction: on failure the file holds no tables (or is empty). */
 int report_write_db(const char *path, const ospg_profile *p, const loctab *lt,
-                    const report_meta *meta, const char *const *scen_names,
-                    const double *scen_factors, char *err, size_t errlen);
+                    const report_meta *meta, const report_notes *notes,
+                    const char *const *scen_names, const double *scen_factors,
+                    char *err, size_t errlen);
 
 /* whatif.csv (docs/output.md): for every scenario 1 .. p->nscen-1 its
  * program row, then its locations in the profile's order, with columns
@@ -116,7 +148,8 @@ void report_format_factor(char buf[REPORT_NUMBUF], double factor);
  * (scenario 0), run.json and profile.db.  Returns 0, or -1 with one line
  * in err; earlier files may then exist. */
 int report_write_all(const char *dir, const ospg_profile *p, const loctab *lt,
-                     const report_meta *meta, const char *const *scen_names,
-                     const double *scen_factors, char *err, size_t errlen);
+                     const report_meta *meta, const report_notes *notes,
+                     const char *const *scen_names, const double *scen_factors,
+                     char *err, size_t errlen);
 
 #endif

@@ -342,6 +342,12 @@ static inline void emit(sink *s, const wrec *w, uint64_t *prev)
         sk_varint(s, r->work);
         sk_varint(s, loc_code(r->loc));
         sk_varint(s, r->region);
+        sk_varint(s, r->flags);
+        break;
+    case TRACE_NOTE:
+        sk_varint(s, loc_code(r->loc));
+        sk_varint(s, r->note);
+        sk_varint(s, r->value);
         break;
     case TRACE_END:
         sk_node(s, prev, r->id);
@@ -437,7 +443,9 @@ static size_t rec_bound(const wrec *w)
         return 1 + 3 * VARINT_MAX + 1 + 5 + 2 * VARINT_MAX + 3 +
                w->r.ndeps * (VARINT_MAX + 1);
     case TRACE_WORK:
-        return 1 + 3 * VARINT_MAX + 5 + 5;
+        return 1 + 3 * VARINT_MAX + 5 + 5 + 5;
+    case TRACE_NOTE:
+        return 1 + 5 + 5 + VARINT_MAX;
     case TRACE_LOC:
         return 1 + 5 + 3 + w->n1 + 3 + w->n2;
     case TRACE_META:
@@ -534,7 +542,7 @@ trace_writer *trace_writer_open(const char *path, uint32_t stream,
     memcpy(hdr, TRACE_MAGIC, 8);
     put_le32(hdr + 8, TRACE_VERSION);
     put_le32(hdr + 12, stream);
-    /* bytes 16..23: flags, all zero in version 1 */
+    /* bytes 16..23: flags, all zero in versions 1 and 2 */
     if (write_all(w, hdr, sizeof hdr) < 0) {
         int e = errno;
         close(w->fd);
@@ -613,13 +621,14 @@ static inline int fast_done(trace_writer *w, const uint8_t *start,
 }
 
 int trace_write_work(trace_writer *w, uint64_t parent, uint64_t idx,
-                     uint64_t work, uint32_t loc, uint32_t region)
+                     uint64_t work, uint32_t loc, uint32_t region,
+                     uint32_t flags)
 {
     if (!w) {
         errno = EINVAL;
         return -1;
     }
-    uint8_t *p = fast_slot(w, 1 + 5 * VARINT_MAX), *start = p;
+    uint8_t *p = fast_slot(w, 1 + 6 * VARINT_MAX), *start = p;
     if (p) {
         *p++ = TRACE_WORK;
         p = put_node(w, p, parent);
@@ -627,10 +636,26 @@ int trace_write_work(trace_writer *w, uint64_t parent, uint64_t idx,
         p = varint_put(p, work);
         p = varint_put(p, loc_code(loc));
         p = varint_put(p, region);
+        p = varint_put(p, flags);
         return fast_done(w, start, p);
     }
     wrec r = {.r = {.type = TRACE_WORK, .parent = parent, .idx = idx,
-                    .work = work, .loc = loc, .region = region}};
+                    .work = work, .loc = loc, .region = region,
+                    .flags = flags}};
+    return put_rec(w, &r);
+}
+
+int trace_write_note(trace_writer *w, uint32_t loc, uint32_t note,
+                     uint64_t value)
+{
+    if (!w) {
+        errno = EINVAL;
+        return -1;
+    }
+    if (note == 0 || note > TRACE_NOTE_MAX)
+        return reject(w);
+    wrec r = {.r = {.type = TRACE_NOTE, .loc = loc, .note = note,
+                    .value = value}};
     return put_rec(w, &r);
 }
 
@@ -772,6 +797,7 @@ struct trace_reader {
     uint64_t src_off;       /* file offset of the next byte not yet taken */
     int state;
     uint32_t stream;
+    uint32_t version;       /* of the file: 1 or 2 */
     uint8_t *blk;           /* file mode: the current block's payload */
     size_t blk_cap;
     const uint8_t *pay;     /* the current payload (blk or inside mem) */
@@ -900,15 +926,16 @@ static void check_header(trace_reader *r)
         return;
     }
     uint32_t version = get_le32(h + 8);
-    if (version != TRACE_VERSION) {
-        fail(r, 8, "trace version %lu, this analyzer reads version %u",
+    if (version < 1 || version > TRACE_VERSION) {
+        fail(r, 8, "trace version %lu, this analyzer reads versions 1 to %u",
              (unsigned long)version, TRACE_VERSION);
         return;
     }
+    r->version = version;
     uint64_t flags = get_le64(h + 16);
     if (flags != 0) {
-        fail(r, 16, "header flags 0x%llx unknown, version 1 has none",
-             (unsigned long long)flags);
+        fail(r, 16, "header flags 0x%llx unknown, version %lu has none",
+             (unsigned long long)flags, (unsigned long)version);
         return;
     }
     r->stream = get_le32(h + 12);
@@ -1160,7 +1187,8 @@ static int decode(trace_reader *r, trace_rec *rec)
     rec->region_id = rec->region_parent = 0;
     rec->factor_milli = 0;
     rec->owner = rec->work = rec->nchildren = 0;
-    rec->region = 0;
+    rec->region = rec->flags = rec->note = 0;
+    rec->value = 0;
     rec->ndeps = 0;
     rec->deps = NULL;
     rec->str1 = rec->str2 = NULL;
@@ -1185,12 +1213,33 @@ static int decode(trace_reader *r, trace_rec *rec)
             return -1;
         break;
     }
-    case TRACE_WORK:
+    case TRACE_WORK: {
         if (get_node(r, &rec->parent) < 0 || get_u(r, &rec->idx) < 0 ||
             get_u(r, &rec->work) < 0 || get_loc(r, &rec->loc) < 0 ||
             get_u32(r, &rec->region, "region") < 0)
             return -1;
+        if (r->version < 2)
+            break;
+        uint64_t fat = here(r);
+        if (get_u32(r, &rec->flags, "work flags") < 0)
+            return -1;
+        if (rec->flags & ~OSPG_W_CONTINUES)
+            return fail(r, fat, "work flags 0x%x unknown",
+                        (unsigned)rec->flags);
         break;
+    }
+    case TRACE_NOTE: {
+        if (r->version < 2)
+            return fail(r, at, "unknown record type %u", (unsigned)t);
+        if (get_loc(r, &rec->loc) < 0)
+            return -1;
+        uint64_t nat = here(r);
+        if (get_u32(r, &rec->note, "note") < 0 || get_u(r, &rec->value) < 0)
+            return -1;
+        if (rec->note == 0 || rec->note > TRACE_NOTE_MAX)
+            return fail(r, nat, "note %u unknown", (unsigned)rec->note);
+        break;
+    }
     case TRACE_END:
         if (get_node(r, &rec->id) < 0 || get_u(r, &rec->nchildren) < 0 ||
             get_loc(r, &rec->loc) < 0)
@@ -1247,7 +1296,7 @@ static int skim_record(trace_reader *r)
     r->pos++;
     switch (t) {
     case TRACE_WORK:
-        return skip_varints(r, 5) ? -1 : 1;
+        return skip_varints(r, r->version < 2 ? 5 : 6) ? -1 : 1;
     case TRACE_END:
         return skip_varints(r, 3) ? -1 : 1;
     default:

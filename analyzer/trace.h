@@ -15,7 +15,7 @@
 #include "ospg.h"
 
 #define TRACE_MAGIC "WHATIFTR"
-#define TRACE_VERSION 1u
+#define TRACE_VERSION 2u  /* written; the reader also reads version 1 */
 #define TRACE_BLOCK_MAX (1u << 20) /* largest block payload a reader accepts */
 #define TRACE_MAX_DEPS 65536u      /* most depend items one record may carry */
 #define TRACE_MAX_STR 65536u       /* longest string field */
@@ -29,12 +29,38 @@
 typedef enum trace_rec_type {
     TRACE_BEGIN = 1, /* id parent idx kind loc group [owner] ndeps
                       * {addr type}*; owner only when group != 0 */
-    TRACE_WORK = 2,  /* parent idx work loc region */
+    TRACE_WORK = 2,  /* parent idx work loc region flags (flags: version 2) */
     TRACE_END = 3,   /* id nchildren loc */
     TRACE_LOC = 5,   /* loc directive where */
     TRACE_META = 6,  /* key value */
-    TRACE_REGION = 7 /* region parent loc factor_milli */
+    TRACE_REGION = 7, /* region parent loc factor_milli */
+    TRACE_NOTE = 8   /* loc note value (version 2) */
 } trace_rec_type;
+
+/* What a NOTE record says about a location: a part of its profile that is
+ * not exact, and why.  value is a number that goes with it (see each). */
+typedef enum trace_note {
+    TRACE_NOTE_ONE_THREAD_LOOP = 1, /* a loop ran in a team of one: its
+                                     * chunks were not reported, so its
+                                     * parallelism is a lower bound; value:
+                                     * instances so run */
+    TRACE_NOTE_ORDERED_PREFIX = 2,  /* an ordered or doacross loop's chunks
+                                     * are modeled as starting with the
+                                     * barrier phase, though a thread ran
+                                     * serial code before the loop; value:
+                                     * the longest such code, metric units */
+    TRACE_NOTE_ORDERED_STATIC = 3,  /* an ordered or doacross loop with a
+                                     * static schedule: libomp reports one
+                                     * chunk per thread, so a thread's
+                                     * iterations form one chain; value:
+                                     * instances */
+    TRACE_NOTE_THREADS = 4,         /* threads the program created itself
+                                     * ran OpenMP code: each is modeled as
+                                     * parallel with the rest of the program
+                                     * from where it started; value: the
+                                     * number of such threads (on loc 0) */
+    TRACE_NOTE_MAX = 4
+} trace_note;
 
 typedef struct trace_rec {
     int type;          /* trace_rec_type */
@@ -48,6 +74,9 @@ typedef struct trace_rec {
                         * (the node every member lies under); else 0 */
     uint64_t work;     /* WORK */
     uint32_t region;   /* WORK */
+    uint32_t flags;    /* WORK: OSPG_W_* (0 in version 1) */
+    uint32_t note;     /* NOTE: trace_note */
+    uint64_t value;    /* NOTE */
     uint64_t nchildren;/* END */
     uint32_t region_id;    /* REGION: a what-if region path (> 0) */
     uint32_t region_parent;/* REGION: the enclosing path, 0 = none */
@@ -77,7 +106,8 @@ int trace_write_begin(trace_writer *w, uint64_t id, uint64_t parent,
                       uint64_t group, uint64_t group_owner,
                       const ospg_dep *deps, size_t ndeps);
 int trace_write_work(trace_writer *w, uint64_t parent, uint64_t idx,
-                     uint64_t work, uint32_t loc, uint32_t region);
+                     uint64_t work, uint32_t loc, uint32_t region,
+                     uint32_t flags);
 int trace_write_end(trace_writer *w, uint64_t id, uint64_t nchildren,
                     uint32_t loc);
 int trace_write_loc(trace_writer *w, uint32_t loc, const char *directive,
@@ -87,6 +117,11 @@ int trace_write_meta(trace_writer *w, const char *key, const char *value);
  * inside path parent; W records name the innermost path in `region`. */
 int trace_write_region(trace_writer *w, uint32_t id, uint32_t parent,
                        uint32_t loc, uint64_t factor_milli);
+
+/* A note about location loc (trace_note); the analyzer keeps, per
+ * location and note, the largest value. */
+int trace_write_note(trace_writer *w, uint32_t loc, uint32_t note,
+                     uint64_t value);
 
 /* Writes out the current block (records stay whole: a block never splits a
  * record).  Safe to call from an atexit handler. */

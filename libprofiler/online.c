@@ -45,7 +45,7 @@
 typedef struct qrec {
     uint8_t type;        /* TRACE_BEGIN, TRACE_WORK or TRACE_END */
     uint8_t kind;        /* BEGIN: ospg_kind */
-    uint16_t unused;
+    uint16_t flags;      /* WORK: OSPG_W_* */
     uint32_t loc;
     uint32_t region;     /* WORK */
     uint32_t ndeps;      /* BEGIN: ospg_dep items follow the record */
@@ -88,6 +88,8 @@ static atomic_int stopped;    /* failed or closed: records are dropped */
 static replay_engine *engine;
 static loctab *locs;
 static report_meta *meta;
+static report_notes *notes;   /* what is not exact, per location */
+static int notes_failed;      /* a note was lost (out of memory) */
 static int failed;            /* the first error, sticky (drain_lock) */
 static int closed;            /* the profile is written (drain_lock) */
 static double start_seconds;  /* when profiling started */
@@ -129,7 +131,8 @@ int online_setup(const double *factors, size_t nf)
         replay_engine_trust(engine);
     locs = loctab_new();
     meta = report_meta_new();
-    return engine && locs && meta ? 0 : -1;
+    notes = report_notes_new();
+    return engine && locs && meta && notes ? 0 : -1;
 }
 
 /* Remembers the first failure; called with drain_lock held. */
@@ -186,6 +189,7 @@ static long drain_queue(online_queue *q, long *budget)
             tr.parent = r->parent;
             tr.idx = r->idx;
             tr.region = r->region;
+            tr.flags = r->flags;
             tr.work = r->arg;
             tr.nchildren = r->arg;
             tr.group = r->type == TRACE_BEGIN ? r->arg : 0;
@@ -366,12 +370,13 @@ void online_begin(online_queue *q, uint64_t id, uint64_t parent,
 }
 
 void online_work(online_queue *q, uint64_t parent, uint64_t idx,
-                 uint64_t work, uint32_t loc, uint32_t region)
+                 uint64_t work, uint32_t loc, uint32_t region, unsigned flags)
 {
     qrec *r = rec_reserve(q, sizeof(qrec));
     if (!r)
         return;
     r->type = TRACE_WORK;
+    r->flags = (uint16_t)flags;
     r->loc = loc;
     r->region = region;
     r->ndeps = 0;
@@ -404,6 +409,14 @@ void online_loc(uint32_t loc, const char *directive, const char *where)
 {
     spin_acquire(&names_lock);
     loctab_set(locs, loc, directive, where);
+    spin_release(&names_lock);
+}
+
+void online_note(uint32_t loc, uint32_t note, uint64_t value)
+{
+    spin_acquire(&names_lock);
+    if (report_notes_add(notes, loc, note, value))
+        notes_failed = 1;
     spin_release(&names_lock);
 }
 
@@ -503,9 +516,14 @@ int online_finish(uint64_t root_nchildren, int partial, const char *dir,
         goto out;
     }
     srcloc_merge_profile(&prof, named);
-    if (report_write_all(dir, &prof, named, meta, scen_names, scen_factors,
-                         err, errlen))
+    if (notes_failed)
+        report_meta_set(meta, "notes_lost", "out of memory: some notes on "
+                                            "inexact rows were lost");
+    if (report_write_all(dir, &prof, named, meta, notes, scen_names,
+                         scen_factors, err, errlen))
         goto out;
+    report_notes_print(stderr, notes, named,
+                       report_meta_get(meta, "metric_unit"));
     if (nscen > 1) {
         char path[4200];
         snprintf(path, sizeof(path), "%s/whatif.csv", dir);

@@ -38,12 +38,14 @@ void online_begin(online_queue *q, uint64_t id, uint64_t parent,
                   uint64_t idx, ospg_kind kind, uint32_t loc, uint64_t group,
                   uint64_t owner, const ospg_dep *deps, size_t ndeps);
 void online_work(online_queue *q, uint64_t parent, uint64_t idx,
-                 uint64_t work, uint32_t loc, uint32_t region);
+                 uint64_t work, uint32_t loc, uint32_t region, unsigned flags);
 void online_end(online_queue *q, uint64_t id, uint64_t nchildren,
                 uint32_t loc);
 
 void online_loc(uint32_t loc, const char *directive, const char *where);
 void online_meta(const char *key, const char *value);
+/* A note on a location (trace.h, trace_note), reported with the profile. */
+void online_note(uint32_t loc, uint32_t note, uint64_t value);
 
 /* Drains every queue, ends the program node and writes the profile into
  * dir.  partial: the run was cut short (exit() inside a construct): every

@@ -1,17 +1,30 @@
-/* stream.c - per-thread trace streams and location interning. */
+/* stream.c - per-thread trace streams and location interning.
+ *
+ * A location is a directive at a source line.  The first sight of a
+ * (return address, directive) pair resolves the address to file:line
+ * (symbols.h) under the interning lock; every address that resolves to
+ * the same line and directive shares one id, since a compiler may emit
+ * one directive's runtime call several times and the outermost-instance
+ * rule must hold per reported location.  Later sights hit a per-thread
+ * cache, then a hash table.
+ */
 #include "stream.h"
 
 #include <dirent.h>
 #include <dlfcn.h>
 #include <errno.h>
+#include <limits.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/auxv.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
 #include <uthash.h>
+
+#include "symbols.h"
 
 static const char *const dir_names[DIR_COUNT] = {
     "parallel", "loop", "sections", "single", "masked", "critical", "lock",
@@ -30,9 +43,19 @@ typedef struct loc_entry {
     UT_hash_handle hh;
 } loc_entry;
 
+/* The id of each (directive, where) pair: key is "directive where". */
+typedef struct name_entry {
+    char *key;
+    uint32_t id;
+    UT_hash_handle hh;
+} name_entry;
+
 static char out_dir[4096];
 static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
 static loc_entry *locs;
+static name_entry *names;
+static sym_table *syms;      /* opened at the first location */
+static int syms_failed;
 static uint32_t next_loc = 1;
 static uint32_t next_stream;
 static trace_writer **writers;
@@ -106,17 +129,76 @@ int stream_thread_open(stream_thread *st)
     return 0;
 }
 
-/* "module+0xOFFSET" of the instruction before a return address. */
+/* The file of the module holding pc, and pc's offset from its base.
+ * The main program is named by /proc/self/exe: dladdr gives it as it was
+ * invoked (often relative, or empty). */
+static int module_of(uintptr_t pc, char *path, size_t len, uint64_t *off)
+{
+    static uintptr_t exe_base;
+    static char exe_path[PATH_MAX];
+    Dl_info info;
+    if (!exe_base) {
+        Dl_info ei;
+        uintptr_t phdr = (uintptr_t)getauxval(AT_PHDR);
+        ssize_t n = readlink("/proc/self/exe", exe_path, sizeof(exe_path) - 1);
+        if (phdr && n > 0 && dladdr((const void *)phdr, &ei)) {
+            exe_path[n] = 0;
+            exe_base = (uintptr_t)ei.dli_fbase;
+        } else {
+            exe_base = 1; /* unknown: dladdr's name stands */
+        }
+    }
+    if (!dladdr((const void *)pc, &info) || !info.dli_fbase)
+        return -1;
+    *off = pc - (uintptr_t)info.dli_fbase;
+    if ((uintptr_t)info.dli_fbase == exe_base)
+        snprintf(path, len, "%s", exe_path);
+    else
+        snprintf(path, len, "%s", info.dli_fname ? info.dli_fname : "");
+    return path[0] ? 0 : -1;
+}
+
+/* "file:line" of the instruction before a return address, or
+ * "module+0xOFFSET" when the module has no line for it. */
 static void describe(const void *code, char *buf, size_t len)
 {
-    Dl_info info;
     uintptr_t pc = (uintptr_t)code - 1;
-    if (code && dladdr((const void *)pc, &info) && info.dli_fname) {
-        snprintf(buf, len, "%s+0x%lx", info.dli_fname,
-                 (unsigned long)(pc - (uintptr_t)info.dli_fbase));
-    } else {
+    char path[PATH_MAX];
+    uint64_t off;
+    if (!code || module_of(pc, path, sizeof(path), &off)) {
         snprintf(buf, len, "unknown+0x%lx", (unsigned long)pc);
+        return;
     }
+    if (!syms && !syms_failed && !(syms = sym_new()))
+        syms_failed = 1;
+    if (syms && sym_lookup(syms, path, off, buf, len, NULL, 0) == 0)
+        return;
+    snprintf(buf, len, "%s+0x%lx", path, (unsigned long)off);
+}
+
+/* The id of (kind, where): shared by every address that resolved to it.
+ * Called under the lock; 0 (the program) when out of memory. */
+static uint32_t intern_name(stream_thread *st, int kind, const char *where)
+{
+    char key[4480];
+    snprintf(key, sizeof(key), "%s %s", dir_names[kind], where);
+    name_entry *n;
+    HASH_FIND_STR(names, key, n);
+    if (n)
+        return n->id;
+    if (!(n = calloc(1, sizeof(*n))) || !(n->key = strdup(key))) {
+        free(n);
+        return OSPG_LOC_PROGRAM;
+    }
+    n->id = next_loc++;
+    HASH_ADD_KEYPTR(hh, names, n->key, strlen(n->key), n);
+    /* Written under the lock so the definition precedes any reuse of the
+     * id by this thread. */
+    if (st->w)
+        trace_write_loc(st->w, n->id, dir_names[kind], where);
+    if (loc_hook)
+        loc_hook(n->id, dir_names[kind], where);
+    return n->id;
 }
 
 uint32_t stream_loc(stream_thread *st, const void *code, int kind)
@@ -134,22 +216,16 @@ uint32_t stream_loc(stream_thread *st, const void *code, int kind)
     pthread_mutex_lock(&lock);
     HASH_FIND(hh, locs, &key, sizeof(key), e);
     if (!e) {
-        e = calloc(1, sizeof(*e));
-        if (!e) {
+        char where[4352];
+        describe(code, where, sizeof(where));
+        uint32_t id = intern_name(st, kind, where);
+        if (id == OSPG_LOC_PROGRAM || !(e = calloc(1, sizeof(*e)))) {
             pthread_mutex_unlock(&lock);
             return OSPG_LOC_PROGRAM;
         }
         e->key = key;
-        e->id = next_loc++;
+        e->id = id;
         HASH_ADD(hh, locs, key, sizeof(e->key), e);
-        char where[4352];
-        describe(code, where, sizeof(where));
-        /* Written under the lock so the definition precedes any reuse
-         * of the id by this thread. */
-        if (st->w)
-            trace_write_loc(st->w, e->id, dir_names[kind], where);
-        if (loc_hook)
-            loc_hook(e->id, dir_names[kind], where);
     }
     uint32_t id = e->id;
     pthread_mutex_unlock(&lock);

@@ -15,6 +15,7 @@
  * first sight of a location.
  */
 #include <dlfcn.h>
+#include <execinfo.h>
 #include <omp-tools.h>
 #include <pthread.h>
 #include <stdatomic.h>
@@ -97,6 +98,9 @@ typedef struct tctx {
     uint32_t base_loc;
     uint32_t locs[LOC_STACK];
     int nlocs;
+    /* bit k: the construct at locs[k] has had a W-node already, so the
+     * next one continues its instance (OSPG_W_CONTINUES) */
+    uint32_t loc_begun;
     uint64_t ws_seq;
     int loop_static;         /* current loop: one chunk per thread */
     /* schedule(static[, c]): this thread's part, held back while its
@@ -114,6 +118,10 @@ typedef struct tctx {
      * threads in the name of the encountering task; the helper is one of
      * these, and the tasks it creates take this location. */
     uint32_t spawn_loc;
+    /* A taskloop without a taskgroup (nogroup): its tasks form a group,
+     * one instance (owner: the scope they are created in); 0 otherwise. */
+    uint64_t taskloop_group, spawn_group;
+    cnode taskloop_owner, spawn_owner;
     uint32_t path;           /* innermost what-if region path, 0: none */
     uint32_t base_path;      /* the path the task started in */
     /* explicit tasks whose begin record waits for their depend items:
@@ -159,6 +167,14 @@ static char out_dir[4096];
 static counter_metric metric;
 static int active;
 static atomic_uint_fast64_t region_uid;
+static atomic_uint_fast64_t task_group_seq;
+
+/* Group ids of taskloops' tasks: the top bit keeps them apart from loop
+ * groups, (region uid << 24 | worksharing number). */
+static uint64_t new_group_id(void)
+{
+    return (1ull << 63) | (atomic_fetch_add(&task_group_seq, 1) + 1);
+}
 static tctx initial_ctx;
 static int finalized;
 static char cmdline[4096];
@@ -293,14 +309,29 @@ static inline uint32_t cur_loc(const tctx *c)
 
 /* Ends the running fragment: its work becomes a W-node. */
 /* Adds a W-node under p, inside the running task's what-if region. */
-static void emit_work(tstate *ts, cnode *p, uint64_t work, uint32_t loc)
+static void emit_work(tstate *ts, cnode *p, uint64_t work, uint32_t loc,
+                      unsigned flags)
 {
     uint64_t idx = p->nkids++;
     uint32_t region = ts->ctx ? ts->ctx->path : 0;
     if (mode_offline && ts->ok)
-        trace_write_work(ts->st.w, p->id, idx, work, loc, region);
+        trace_write_work(ts->st.w, p->id, idx, work, loc, region, flags);
     if (mode_online)
-        online_work(ts->q, p->id, idx, work, loc, region);
+        online_work(ts->q, p->id, idx, work, loc, region, flags);
+}
+
+/* The flags of a W-node of the innermost construct on c's location stack:
+ * a single, critical or lock body split by directives inside it is one
+ * instance, whose first W-node counts it. */
+static unsigned loc_flags(tctx *c)
+{
+    int k = c->nlocs - 1;
+    if (k < 0 || k >= LOC_STACK)
+        return 0;
+    uint32_t bit = 1u << k;
+    unsigned flags = (c->loc_begun & bit) ? OSPG_W_CONTINUES : 0;
+    c->loc_begun |= bit;
+    return flags;
 }
 
 /* Ends the running fragment and returns its work (0: none). */
@@ -331,13 +362,15 @@ static void frag_close(tstate *ts)
     if (c->nfr && top(c)->fresh)
         top(c)->fresh = 0;
     if (work)
-        emit_work(ts, cur(c), work, cur_loc(c));
+        emit_work(ts, cur(c), work, cur_loc(c), loc_flags(c));
 }
 
 static void push_loc(tctx *c, uint32_t loc)
 {
-    if (c->nlocs < LOC_STACK)
+    if (c->nlocs < LOC_STACK) {
         c->locs[c->nlocs] = loc;
+        c->loc_begun &= ~(1u << c->nlocs);
+    }
     c->nlocs++;
 }
 
@@ -455,7 +488,7 @@ static void emit_static_chunks(tstate *ts, tctx *c, uint64_t work)
     if (nchunks <= 1 || total == 0) {
         if (!work || begin_chunk_node(ts, c))
             return;
-        emit_work(ts, ins(c), work, c->loop_loc);
+        emit_work(ts, ins(c), work, c->loop_loc, 0);
         end_node(ts, ins(c), OSPG_LOC_NONE);
         c->nfr--;
         return;
@@ -473,7 +506,7 @@ static void emit_static_chunks(tstate *ts, tctx *c, uint64_t work)
         if (begin_chunk_node(ts, c))
             return;
         if (upto > given)
-            emit_work(ts, ins(c), upto - given, c->loop_loc);
+            emit_work(ts, ins(c), upto - given, c->loop_loc, 0);
         given = upto;
         end_node(ts, ins(c), OSPG_LOC_NONE);
         c->nfr--;
@@ -614,7 +647,9 @@ static void write_task_begin(tstate *ts, tctx *t,
         n++;
     }
     record_begin(ts, &t->node, &t->pend_parent, t->pend_idx, t->pend_kind,
-                 t->base_loc, 0, NULL, d ? d : buf, d ? n : 0);
+                 t->base_loc, t->spawn_group,
+                 t->spawn_group ? &t->spawn_owner : NULL, d ? d : buf,
+                 d ? n : 0);
     if (d != buf)
         free(d);
     atomic_store_explicit(&t->begin_state, BEGIN_DONE, memory_order_release);
@@ -1029,6 +1064,32 @@ static void on_mutex_released(ompt_mutex_t kind, ompt_wait_id_t wait_id,
 
 /* ---- Worksharing ---- */
 
+#define CALL_SITE_FRAMES 16
+
+/* The return address into the program's code of the runtime call that
+ * reported code, an address inside the runtime: libomp reports a taskloop
+ * without a taskgroup (nogroup) at an address of its own.  The stack is
+ * walked (a few microseconds) and the first frame past the runtime's
+ * frames taken; code itself when none is found. */
+static const void *user_call_site(const void *code)
+{
+    Dl_info rt;
+    void *frames[CALL_SITE_FRAMES];
+    if (!code || !dladdr(code, &rt) || !rt.dli_fbase)
+        return code;
+    int n = backtrace(frames, CALL_SITE_FRAMES);
+    int seen_runtime = 0;
+    for (int i = 1; i < n; i++) {
+        Dl_info fi;
+        int in_rt = dladdr(frames[i], &fi) && fi.dli_fbase == rt.dli_fbase;
+        if (in_rt)
+            seen_runtime = 1;
+        else if (seen_runtime)
+            return frames[i];
+    }
+    return code;
+}
+
 static void loop_begin(tstate *ts, tctx *c, const void *code, int dir,
                        int one_chunk)
 {
@@ -1129,11 +1190,23 @@ static void on_work(ompt_work_t type, ompt_scope_endpoint_t endpoint,
         /* libomp gives the taskloop an address of its own; the implicit
          * taskgroup around it has the user's. */
         c->taskloop_loc = 0;
+        c->taskloop_group = 0;
         if (begin && tg_fresh) {
             top(c)->taskloop = 1;
             c->taskloop_loc = stream_loc(&ts->st, top(c)->code, DIR_TASKLOOP);
         } else if (begin) {
-            c->taskloop_loc = stream_loc(&ts->st, code, DIR_TASKLOOP);
+            c->taskloop_loc =
+                stream_loc(&ts->st, user_call_site(code), DIR_TASKLOOP);
+            /* No taskgroup holds the loop's tasks: a group makes them
+             * one instance, owned by the scope they are created in. */
+            if (!*scope_open(c)) {
+                cnode *p = ins(c);
+                begin_node(ts, scope_node(c), p, p->nkids++, OSPG_S,
+                           OSPG_LOC_NONE, 0, NULL);
+                *scope_open(c) = 1;
+            }
+            c->taskloop_group = new_group_id();
+            c->taskloop_owner = *scope_node(c);
         }
         break;
     default:
@@ -1223,8 +1296,14 @@ static void on_task_create(ompt_data_t *enc_data, const ompt_frame_t *frame,
     }
     t->kind = CTX_EXPLICIT;
     t->path = t->base_path = c->path;
-    if (!spawn_loc)
+    if (!spawn_loc) {
         spawn_loc = c->taskloop_loc;
+        t->spawn_group = c->taskloop_group;
+        t->spawn_owner = c->taskloop_owner;
+    } else {
+        t->spawn_group = c->spawn_group;
+        t->spawn_owner = c->spawn_owner;
+    }
     t->spawn_loc = spawn_loc;
     t->base_loc = spawn_loc ? spawn_loc : stream_loc(&ts->st, code, DIR_TASK);
     cnode *parent;
@@ -1654,5 +1733,9 @@ ompt_start_tool(unsigned int omp_version,
     if (mode_online)
         stream_set_loc_hook(online_loc);
     read_cmdline();
+    /* backtrace() loads its unwinder at the first call: not in a
+     * callback. */
+    void *frame[2];
+    backtrace(frame, 2);
     return &result;
 }

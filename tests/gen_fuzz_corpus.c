@@ -35,7 +35,8 @@ int main(int argc, char **argv)
     trace_write_meta(w, "k", "v");
     trace_write_loc(w, 5, "for", "a.c:3");
     trace_write_begin(w, 1, 0, 0, OSPG_P, 5, 7, 0, &d1, 1);
-    trace_write_work(w, 1, 0, 100, 5, 0);
+    trace_write_work(w, 1, 0, 100, 5, 0, OSPG_W_CONTINUES);
+    trace_write_note(w, 5, TRACE_NOTE_ONE_THREAD_LOOP, 2);
     trace_write_end(w, 1, 1, OSPG_LOC_NONE);
     trace_write_end(w, 0, 1, 0);
     if (trace_writer_close(w) != 0)
@@ -48,7 +49,7 @@ int main(int argc, char **argv)
     for (uint64_t i = 1; i <= 6; i++) {
         trace_write_begin(w, i, 0, i - 1, i % 2 ? OSPG_P : OSPG_S,
                           (uint32_t)i, 0, 0, NULL, 0);
-        trace_write_work(w, i, 0, 1000 * i, (uint32_t)i, (uint32_t)(i % 2));
+        trace_write_work(w, i, 0, 1000 * i, (uint32_t)i, (uint32_t)(i % 2), 0);
         trace_write_end(w, i, 1, OSPG_LOC_NONE);
     }
     trace_write_end(w, 0, 6, 0);
@@ -64,7 +65,7 @@ int main(int argc, char **argv)
     trace_write_begin(w, UINT64_MAX, 0, UINT64_MAX, OSPG_P, OSPG_LOC_NONE,
                       UINT64_MAX, UINT64_MAX, d5, 5);
     trace_write_work(w, UINT64_MAX, 0, UINT64_MAX, UINT32_MAX - 1,
-                     UINT32_MAX);
+                     UINT32_MAX, 0);
     trace_write_end(w, UINT64_MAX, 1, 0);
     if (trace_writer_close(w) != 0)
         return fail(p);

@@ -65,14 +65,14 @@ static void region_loop(gen *g, uint64_t root_idx, unsigned nchunks)
         uint64_t share = new_id(g, t), idx = 0;
         check(trace_write_begin(w, share, phase, t, OSPG_P, OSPG_LOC_NONE, 0, 0,
                                 NULL, 0));
-        check(trace_write_work(w, share, idx++, 50 + rnd(g) % 50, LOC_PAR, 0));
+        check(trace_write_work(w, share, idx++, 50 + rnd(g) % 50, LOC_PAR, 0, 0));
         g->nodes += 2;
         for (unsigned c = t; c < nchunks; c += g->threads) {
             uint64_t chunk = new_id(g, t);
             check(trace_write_begin(w, chunk, share, idx++, OSPG_P, LOC_LOOP,
                                     grp, phase, NULL, 0));
             check(trace_write_work(w, chunk, 0, 1000 + rnd(g) % 1000,
-                                   LOC_LOOP, 0));
+                                   LOC_LOOP, 0, 0));
             check(trace_write_end(w, chunk, 1, OSPG_LOC_NONE));
             g->nodes += 2;
         }
@@ -91,7 +91,7 @@ static void task_tree(gen *g, unsigned t, uint64_t parent, uint64_t idx,
     uint64_t task = new_id(g, t);
     check(trace_write_begin(w, task, parent, idx, OSPG_P, LOC_TASK, 0, 0,
                             NULL, 0));
-    check(trace_write_work(w, task, 0, 20 + rnd(g) % 20, LOC_TASK, 0));
+    check(trace_write_work(w, task, 0, 20 + rnd(g) % 20, LOC_TASK, 0, 0));
     g->nodes += 2;
     if (depth == 0) {
         check(trace_write_end(w, task, 1, OSPG_LOC_NONE));
@@ -102,11 +102,11 @@ static void task_tree(gen *g, unsigned t, uint64_t parent, uint64_t idx,
                             NULL, 0));
     g->nodes++;
     task_tree(g, t, scope, 0, depth - 1);
-    check(trace_write_work(w, scope, 1, 5, LOC_TASK, 0));
+    check(trace_write_work(w, scope, 1, 5, LOC_TASK, 0, 0));
     task_tree(g, (t + 1) % g->threads, scope, 2, depth - 1);
-    check(trace_write_work(w, scope, 3, 5, LOC_TASK, 0));
+    check(trace_write_work(w, scope, 3, 5, LOC_TASK, 0, 0));
     check(trace_write_end(w, scope, 4, LOC_TASKWAIT));
-    check(trace_write_work(w, task, 2, 10 + rnd(g) % 10, LOC_TASK, 0));
+    check(trace_write_work(w, task, 2, 10 + rnd(g) % 10, LOC_TASK, 0, 0));
     check(trace_write_end(w, task, 3, OSPG_LOC_NONE));
     g->nodes += 3;
 }
@@ -170,13 +170,13 @@ int main(int argc, char **argv)
     int do_tasks = strcmp(shape, "loops") != 0;
     while (g.nodes < target) {
         check(trace_write_work(m, TRACE_ROOT_ID, idx++, 500 + rnd(&g) % 500,
-                               OSPG_LOC_PROGRAM, 0));
+                               OSPG_LOC_PROGRAM, 0, 0));
         g.nodes++;
         if (do_loops)
             region_loop(&g, idx++, 256);
         if (do_tasks) {
             check(trace_write_work(m, TRACE_ROOT_ID, idx++, 100,
-                                   OSPG_LOC_PROGRAM, 0));
+                                   OSPG_LOC_PROGRAM, 0, 0));
             g.nodes++;
             region_tasks(&g, idx++, 10);
         }

@@ -308,8 +308,8 @@ void gg_dump(const gg_graph *g, FILE *f)
         if (x->group >= 0)
             fprintf(f, " group=%d", x->group);
         if (x->kind == GG_W)
-            fprintf(f, " work=%llu region=%u", (unsigned long long)x->work,
-                    x->region);
+            fprintf(f, " work=%llu region=%u%s", (unsigned long long)x->work,
+                    x->region, x->wflags ? " cont" : "");
         if (x->ndeps) {
             fputs(" deps=", f);
             for (uint32_t d = 0; d < x->ndeps; d++)
@@ -948,6 +948,14 @@ int gg_generate(const gg_params *p, gg_graph *out)
             body(&G, 0, OSPG_LOC_PROGRAM, region, 0, 1);
         }
     }
+    /* Some W-nodes continue an instance (a single's body split by a task
+     * creation): drawn from a stream of their own, so the shapes above
+     * stay what they were for every seed. */
+    gg_rng cr;
+    gg_rng_seed(&cr, gg_mix(p->seed, 0x636f6e74ull));
+    for (size_t i = 0; i < out->nnodes; i++)
+        if (out->nodes[i].kind == GG_W && gg_chance(&cr, 20))
+            out->nodes[i].wflags = OSPG_W_CONTINUES;
     return gg_finalize(out);
 }
 

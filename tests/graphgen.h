@@ -53,6 +53,7 @@ typedef struct gg_node {
     int32_t group;       /* -1, or the group this node is a member of */
     uint64_t work;       /* W only */
     uint32_t region;     /* W only */
+    uint32_t wflags;     /* W only: OSPG_W_CONTINUES, drawn by gg_generate */
     uint32_t ndeps;      /* P only */
     ospg_dep deps[GG_MAXDEPS];
     uint32_t nkids;      /* children, W included */

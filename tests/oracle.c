@@ -14,7 +14,8 @@
  *     the same work to every location; then the path the model's tie rules
  *     pick is found on the tree (rule_path), its spans checked against the
  *     DAG's;
- *  5. instances: a node whose location no proper ancestor carries; members
+ *  5. instances: a node whose location no proper ancestor carries (a W-node
+ *     flagged OSPG_W_CONTINUES adds its work and span but no instance); members
  *     of a group aggregate (work summed, span maxed) into one instance.
  */
 #include "oracle.h"
@@ -646,7 +647,9 @@ int oracle_compute(const gg_graph *g, size_t nscen, const ospg_scenario *scen,
             continue;
         }
         oracle_loc *L = &out->locs[loc_index(locs, nl, X->loc)];
-        L->instances++;
+        /* a W-node continuing an instance adds to it, not a new one */
+        if (!(X->kind == GG_W && (X->wflags & OSPG_W_CONTINUES)))
+            L->instances++;
         L->work += out->node_work[i];
         for (size_t s = 0; s < nscen; s++)
             L->span[s] += out->node_span[i * nscen + s];

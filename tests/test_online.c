@@ -60,11 +60,11 @@ static void *worker(void *arg)
         uint64_t task = worker_id(i, 2);
         online_begin(q, task, share, kids++, OSPG_P, LOC_SHARE, 0, 0, deps,
                      BIG_DEPS);
-        online_work(q, task, 0, 7, LOC_WORK, 0);
+        online_work(q, task, 0, 7, LOC_WORK, 0, 0);
         online_end(q, task, 1, OSPG_LOC_NONE);
     }
     for (unsigned k = 0; k < W_PER_WORKER; k++)
-        online_work(q, share, kids++, i, LOC_WORK, 0);
+        online_work(q, share, kids++, i, LOC_WORK, 0, 0);
     online_end(q, share, kids, OSPG_LOC_NONE);
     return NULL;
 }
@@ -107,7 +107,7 @@ int main(int argc, char **argv)
         pthread_join(th[i], NULL);
     online_end(q0, SCOPE_ID, WORKERS, OSPG_LOC_NONE);
     if (unbegun)
-        online_work(q0, 999, 0, 5, LOC_WORK, 0);
+        online_work(q0, 999, 0, 5, LOC_WORK, 0, 0);
     char err[1024];
     int rc = online_finish(1, 0, argv[1], err, sizeof(err));
     if (unbegun) {

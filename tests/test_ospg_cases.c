@@ -57,7 +57,7 @@ static void case_parallel(void)
     current = "parallel";
     ospg *g = ospg_new(1, NULL);
     ospg_node *r = ospg_root(g);
-    CHECK(ospg_work(g, r, 0, 10, PROG, 0) == 0);
+    CHECK(ospg_work(g, r, 0, 10, PROG, 0, 0) == 0);
     ospg_node *par = ospg_begin(g, r, 1, OSPG_S, PAR, NULL, NULL, 0, NULL);
     ospg_node *ph = ospg_begin(g, par, 0, OSPG_S, OSPG_LOC_NONE, NULL, NULL, 0,
                                NULL);
@@ -65,12 +65,12 @@ static void case_parallel(void)
                                NULL);
     ospg_node *t0 = ospg_begin(g, ph, 0, OSPG_P, OSPG_LOC_NONE, NULL, NULL, 0,
                                NULL);
-    CHECK(ospg_work(g, t1, 0, 20, PAR, 0) == 0);
-    CHECK(ospg_work(g, t0, 0, 30, PAR, 0) == 0);
+    CHECK(ospg_work(g, t1, 0, 20, PAR, 0, 0) == 0);
+    CHECK(ospg_work(g, t0, 0, 30, PAR, 0, 0) == 0);
     CHECK(ospg_end(g, t0, 1, OSPG_LOC_NONE) == 0);
     CHECK(ospg_end(g, ph, 2, OSPG_LOC_NONE) == 0);
     CHECK(ospg_end(g, par, 1, OSPG_LOC_NONE) == 0);
-    CHECK(ospg_work(g, r, 2, 100, PROG, 0) == 0); /* before t1 ends */
+    CHECK(ospg_work(g, r, 2, 100, PROG, 0, 0) == 0); /* before t1 ends */
     CHECK(ospg_end(g, t1, 1, OSPG_LOC_NONE) == 0);
     ospg_profile p;
     CHECK(ospg_finish(g, 3, &p) == 0);
@@ -95,11 +95,11 @@ static void case_serial_wins_back(void)
     current = "serial wins back";
     ospg *g = ospg_new(1, NULL);
     ospg_node *r = ospg_root(g);
-    ospg_work(g, r, 0, 10, PROG, 0);
+    ospg_work(g, r, 0, 10, PROG, 0, 0);
     ospg_node *t = ospg_begin(g, r, 1, OSPG_P, TASK, NULL, NULL, 0, NULL);
-    ospg_work(g, t, 0, 50, TASK, 0);
+    ospg_work(g, t, 0, 50, TASK, 0, 0);
     ospg_end(g, t, 1, OSPG_LOC_NONE);
-    ospg_work(g, r, 2, 60, PROG, 0);
+    ospg_work(g, r, 2, 60, PROG, 0, 0);
     ospg_profile p;
     CHECK(ospg_finish(g, 3, &p) == 0);
     CHECK(p.span[0] == 70);
@@ -124,17 +124,17 @@ static void case_dependences(void)
                                NULL);
     ospg_dep out_x = {0x1000, OSPG_DEP_OUT}, in_x = {0x1000, OSPG_DEP_IN};
     ospg_node *a = ospg_begin(g, tw, 0, OSPG_P, TASK, NULL, &out_x, 1, NULL);
-    ospg_work(g, tw, 1, 5, PROG, 0);
+    ospg_work(g, tw, 1, 5, PROG, 0, 0);
     ospg_node *b = ospg_begin(g, tw, 2, OSPG_P, TASK, NULL, NULL, 0, NULL);
-    ospg_work(g, tw, 3, 5, PROG, 0);
+    ospg_work(g, tw, 3, 5, PROG, 0, 0);
     ospg_node *c = ospg_begin(g, tw, 4, OSPG_P, TASK, NULL, &in_x, 1, NULL);
-    ospg_work(g, tw, 5, 5, PROG, 0);
+    ospg_work(g, tw, 5, 5, PROG, 0, 0);
     /* c's body is reported before a finishes: it must wait for a. */
-    ospg_work(g, c, 0, 30, TASK, 0);
+    ospg_work(g, c, 0, 30, TASK, 0, 0);
     ospg_end(g, c, 1, OSPG_LOC_NONE);
-    ospg_work(g, b, 0, 45, TASK, 0);
+    ospg_work(g, b, 0, 45, TASK, 0, 0);
     ospg_end(g, b, 1, OSPG_LOC_NONE);
-    ospg_work(g, a, 0, 40, TASK, 0);
+    ospg_work(g, a, 0, 40, TASK, 0, 0);
     ospg_end(g, a, 1, OSPG_LOC_NONE);
     ospg_end(g, tw, 6, TW);
     ospg_profile p;
@@ -171,7 +171,7 @@ static void case_repeated_loop(void)
         for (int c = 0; c < 4; c++) {
             ospg_node *ch = ospg_begin(g, th[c % 2], (uint64_t)(c / 2),
                                        OSPG_P, LOOP, loop, NULL, 0, NULL);
-            ospg_work(g, ch, 0, (uint64_t)(10 * (c + 1)), LOOP, 0);
+            ospg_work(g, ch, 0, (uint64_t)(10 * (c + 1)), LOOP, 0, 0);
             ospg_end(g, ch, 1, OSPG_LOC_NONE);
         }
         for (int t = 0; t < 2; t++)
@@ -199,21 +199,21 @@ static void case_recursion(void)
     ospg *g = ospg_new(1, NULL);
     ospg_node *r = ospg_root(g);
     ospg_node *t1 = ospg_begin(g, r, 0, OSPG_P, TASK, NULL, NULL, 0, NULL);
-    ospg_work(g, t1, 0, 1, TASK, 0);
+    ospg_work(g, t1, 0, 1, TASK, 0, 0);
     ospg_node *s1 = ospg_begin(g, t1, 1, OSPG_S, OSPG_LOC_NONE, NULL, NULL, 0,
                                NULL);
     ospg_node *t2 = ospg_begin(g, s1, 0, OSPG_P, TASK, NULL, NULL, 0, NULL);
-    ospg_work(g, t2, 0, 2, TASK, 0);
+    ospg_work(g, t2, 0, 2, TASK, 0, 0);
     ospg_node *s2 = ospg_begin(g, t2, 1, OSPG_S, OSPG_LOC_NONE, NULL, NULL, 0,
                                NULL);
     ospg_node *t3 = ospg_begin(g, s2, 0, OSPG_P, TASK, NULL, NULL, 0, NULL);
-    ospg_work(g, t3, 0, 4, TASK, 0);
+    ospg_work(g, t3, 0, 4, TASK, 0, 0);
     ospg_end(g, t3, 1, OSPG_LOC_NONE);
     ospg_end(g, s2, 1, TW);
-    ospg_work(g, t2, 2, 8, TASK, 0);
+    ospg_work(g, t2, 2, 8, TASK, 0, 0);
     ospg_end(g, t2, 3, OSPG_LOC_NONE);
     ospg_end(g, s1, 1, TW);
-    ospg_work(g, t1, 2, 16, TASK, 0);
+    ospg_work(g, t1, 2, 16, TASK, 0, 0);
     ospg_end(g, t1, 3, OSPG_LOC_NONE);
     ospg_profile p;
     CHECK(ospg_finish(g, 1, &p) == 0);
@@ -243,17 +243,17 @@ static void case_task_outlives(void)
     ospg_node *p1 = ospg_begin(g, ph, 1, OSPG_P, OSPG_LOC_NONE, NULL, NULL, 0,
                                NULL);
     ospg_node *sg = ospg_begin(g, p0, 0, OSPG_S, SINGLE, NULL, NULL, 0, NULL);
-    ospg_work(g, sg, 0, 5, SINGLE, 0);
+    ospg_work(g, sg, 0, 5, SINGLE, 0, 0);
     ospg_node *t = ospg_begin(g, sg, 1, OSPG_P, TASK, NULL, NULL, 0, NULL);
     ospg_end(g, sg, 2, OSPG_LOC_NONE);
-    ospg_work(g, p0, 1, 1, PAR, 0);
+    ospg_work(g, p0, 1, 1, PAR, 0, 0);
     ospg_end(g, p0, 2, OSPG_LOC_NONE);
-    ospg_work(g, p1, 0, 2, PAR, 0);
+    ospg_work(g, p1, 0, 2, PAR, 0, 0);
     ospg_end(g, p1, 1, OSPG_LOC_NONE);
     ospg_end(g, ph, 2, OSPG_LOC_NONE);
     ospg_end(g, par, 1, OSPG_LOC_NONE);
     CHECK(ospg_live_nodes(g) > 1);
-    ospg_work(g, t, 0, 100, TASK, 0);
+    ospg_work(g, t, 0, 100, TASK, 0, 0);
     ospg_end(g, t, 1, OSPG_LOC_NONE);
     ospg_profile p;
     CHECK(ospg_finish(g, 1, &p) == 0);
@@ -281,9 +281,9 @@ static void case_whatif(void)
     };
     ospg *g = ospg_new(3, sc);
     ospg_node *r = ospg_root(g);
-    ospg_work(g, r, 0, 100, PROG, 1);
+    ospg_work(g, r, 0, 100, PROG, 1, 0);
     ospg_node *t = ospg_begin(g, r, 1, OSPG_P, TASK, NULL, NULL, 0, NULL);
-    ospg_work(g, t, 0, 60, TASK, 0);
+    ospg_work(g, t, 0, 60, TASK, 0, 0);
     ospg_end(g, t, 1, OSPG_LOC_NONE);
     ospg_profile p;
     CHECK(ospg_finish(g, 2, &p) == 0);
@@ -303,21 +303,21 @@ static void case_errors(void)
     current = "errors";
     ospg *g = ospg_new(1, NULL);
     ospg_node *r = ospg_root(g);
-    CHECK(ospg_work(g, r, 0, 1, PROG, 0) == 0);
-    CHECK(ospg_work(g, r, 0, 1, PROG, 0) == OSPG_ERR_INDEX);
+    CHECK(ospg_work(g, r, 0, 1, PROG, 0, 0) == 0);
+    CHECK(ospg_work(g, r, 0, 1, PROG, 0, 0) == OSPG_ERR_INDEX);
     ospg_free(g);
 
     g = ospg_new(1, NULL);
     r = ospg_root(g);
     ospg_node *t = ospg_begin(g, r, 0, OSPG_P, TASK, NULL, NULL, 0, NULL);
-    CHECK(ospg_work(g, t, 3, 1, TASK, 0) == 0);
+    CHECK(ospg_work(g, t, 3, 1, TASK, 0, 0) == 0);
     CHECK(ospg_end(g, t, 2, OSPG_LOC_NONE) == OSPG_ERR_INDEX);
     ospg_free(g);
 
     g = ospg_new(1, NULL);
     r = ospg_root(g);
     t = ospg_begin(g, r, 0, OSPG_P, TASK, NULL, NULL, 0, NULL);
-    ospg_work(g, t, 0, 1, TASK, 0);
+    ospg_work(g, t, 0, 1, TASK, 0, 0);
     ospg_profile p;
     CHECK(ospg_finish(g, 1, &p) == OSPG_ERR_STATE);
     ospg_free(g);
@@ -344,7 +344,7 @@ static void case_partial(void)
     current = "partial";
     ospg *g = ospg_new(1, NULL);
     ospg_node *r = ospg_root(g);
-    ospg_work(g, r, 0, 10, PROG, 0);
+    ospg_work(g, r, 0, 10, PROG, 0, 0);
     ospg_node *par = ospg_begin(g, r, 1, OSPG_S, PAR, NULL, NULL, 0, NULL);
     ospg_node *ph = ospg_begin(g, par, 0, OSPG_S, OSPG_LOC_NONE, NULL, NULL, 0,
                                NULL);
@@ -352,11 +352,11 @@ static void case_partial(void)
                                NULL);
     ospg_node *p1 = ospg_begin(g, ph, 1, OSPG_P, OSPG_LOC_NONE, NULL, NULL, 0,
                                NULL);
-    ospg_work(g, p0, 0, 30, PAR, 0);
+    ospg_work(g, p0, 0, 30, PAR, 0, 0);
     ospg_node *ch = ospg_begin(g, p0, 1, OSPG_P, LOOP, NULL, NULL, 0, NULL);
-    ospg_work(g, ch, 0, 5, LOOP, 0);
-    ospg_work(g, p0, 5, 1, PAR, 0); /* after a gap: 2..4 never came */
-    ospg_work(g, p1, 0, 20, PAR, 0);
+    ospg_work(g, ch, 0, 5, LOOP, 0, 0);
+    ospg_work(g, p0, 5, 1, PAR, 0, 0); /* after a gap: 2..4 never came */
+    ospg_work(g, p1, 0, 20, PAR, 0, 0);
     ospg_profile p;
     CHECK(ospg_finish_partial(g, &p) == 0);
     CHECK(p.work == 66);
@@ -389,7 +389,7 @@ static void case_all_memory(void)
         t[i] = ospg_begin(g, tw, (uint64_t)i, OSPG_P, TASK, NULL, deps[i],
                           deps[i] ? 1 : 0, NULL);
     for (int i = 4; i >= 0; i--) {
-        ospg_work(g, t[i], 0, work[i], TASK, 0);
+        ospg_work(g, t[i], 0, work[i], TASK, 0, 0);
         ospg_end(g, t[i], 1, OSPG_LOC_NONE);
     }
     ospg_end(g, tw, 5, TW);

@@ -482,7 +482,7 @@ static int feed(const gg_graph *g, const trial *t, const evlist *ev,
             const gg_node *N = &g->nodes[i];
             if (N->kind == GG_W) {
                 err = ospg_work(G, h[N->parent], N->idx, N->work, N->loc,
-                                N->region);
+                                N->region, N->wflags);
                 fold = N->parent;
                 pending[N->parent]--;
             } else {
@@ -889,6 +889,7 @@ static void graph_without(const gg_graph *g, int32_t drop, int32_t nodeps,
             continue;
         if (x->kind == GG_W) {
             map[c] = gg_add_work(out, attach, x->work, x->loc, x->region);
+            out->nodes[map[c]].wflags = x->wflags;
             continue;
         }
         if (c == splice) {
@@ -992,8 +993,8 @@ static int contract_checks(void)
     /* a child index used twice */
     ospg *G = ospg_new(1, NULL);
     ospg_node *root = ospg_root(G);
-    if (ospg_work(G, root, 0, 1, 0, 0) != OSPG_OK ||
-        ospg_work(G, root, 0, 1, 0, 0) != OSPG_ERR_INDEX) {
+    if (ospg_work(G, root, 0, 1, 0, 0, 0) != OSPG_OK ||
+        ospg_work(G, root, 0, 1, 0, 0, 0) != OSPG_ERR_INDEX) {
         printf("FAIL contract: a reused child index is not OSPG_ERR_INDEX\n");
         failed++;
     }
@@ -1014,7 +1015,7 @@ static int contract_checks(void)
     G = ospg_new(1, NULL);
     root = ospg_root(G);
     x = ospg_begin(G, root, 0, OSPG_S, 1, NULL, NULL, 0, &err);
-    if (!x || ospg_work(G, x, 3, 1, 1, 0) != OSPG_OK ||
+    if (!x || ospg_work(G, x, 3, 1, 1, 0, 0) != OSPG_OK ||
         ospg_end(G, x, 2, OSPG_LOC_NONE) != OSPG_ERR_INDEX) {
         printf("FAIL contract: index 3 of 2 children is not OSPG_ERR_INDEX\n");
         failed++;

@@ -107,7 +107,8 @@ static int write_trace(const gg_graph *g, const order *o, unsigned nstreams,
         const gg_node *nd = &g->nodes[e->x];
         if (nd->kind == GG_W) {
             rc |= trace_write_work(tw, (uint64_t)nd->parent, nd->idx,
-                                   nd->work, nd->loc, nd->region);
+                                   nd->work, nd->loc, nd->region,
+                                   nd->wflags);
         } else if (e->type == EV_BEGIN && nd->group >= 0) {
             /* The first member replayed creates the group with its own
              * location, so a member always carries one: one whose
@@ -239,12 +240,12 @@ static int group_case(const char *dir, uint32_t chunk_loc, uint64_t owner,
     rc |= trace_write_end(a, 1, 1, OSPG_LOC_NONE);
     rc |= trace_write_end(a, 0, 1, OSPG_LOC_NONE);
     rc |= trace_write_begin(b, 3, 2, 0, OSPG_P, chunk_loc, 9, owner, NULL, 0);
-    rc |= trace_write_work(b, 3, 0, 100, 5, 0);
+    rc |= trace_write_work(b, 3, 0, 100, 5, 0, 0);
     rc |= trace_write_end(b, 3, 1, OSPG_LOC_NONE);
     uint64_t nkids = 1;
     if (second_member) {
         rc |= trace_write_begin(b, 4, 2, 1, OSPG_P, 5, 9, 2, NULL, 0);
-        rc |= trace_write_work(b, 4, 0, 50, 5, 0);
+        rc |= trace_write_work(b, 4, 0, 50, 5, 0, 0);
         rc |= trace_write_end(b, 4, 1, OSPG_LOC_NONE);
         nkids = 2;
     }

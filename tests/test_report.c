@@ -708,7 +708,7 @@ static void test_json(void)
     CHECK(report_meta_key(m, 2) == NULL);
     CHECK(report_meta_reserved("locations") && !report_meta_reserved("metric"));
 
-    CHECK(report_write_run_json(path, m, &p, err, sizeof err) == 0);
+    CHECK(report_write_run_json(path, m, &p, NULL, NULL, err, sizeof err) == 0);
     char *got = slurp(path);
     CHECK_STR(got, "{\n"
                    "  \"metric\": \"cycles\",\n"
@@ -726,7 +726,7 @@ static void test_json(void)
     /* exact escaping */
     m = report_meta_new();
     CHECK(report_meta_set(m, "k\"\\", "a\"b\\c\n\x01\x1f\t\r\b\f/\x7f") == 0);
-    CHECK(report_write_run_json(path, m, NULL, err, sizeof err) == 0);
+    CHECK(report_write_run_json(path, m, NULL, NULL, NULL, err, sizeof err) == 0);
     got = slurp(path);
     CHECK_STR(got, "{\n  \"k\\\"\\\\\": "
                    "\"a\\\"b\\\\c\\n\\u0001\\u001f\\t\\r\\b\\f/\x7f\"\n}\n");
@@ -734,7 +734,7 @@ static void test_json(void)
     report_meta_free(m);
 
     /* nothing at all */
-    CHECK(report_write_run_json(path, NULL, NULL, err, sizeof err) == 0);
+    CHECK(report_write_run_json(path, NULL, NULL, NULL, NULL, err, sizeof err) == 0);
     got = slurp(path);
     CHECK_STR(got, "{}\n");
     free(got);
@@ -743,7 +743,7 @@ static void test_json(void)
     static const locspec l0[] = { { 0, 1, 5, { 0 }, { 0 } } };
     uint64_t zero = 0;
     p = make_profile(1, 5, &zero, l0, 1, 2);
-    CHECK(report_write_run_json(path, NULL, &p, err, sizeof err) == 0);
+    CHECK(report_write_run_json(path, NULL, &p, NULL, NULL, err, sizeof err) == 0);
     got = slurp(path);
     CHECK_STR(got, "{\n"
                    "  \"program_work\": 5,\n"
@@ -754,7 +754,7 @@ static void test_json(void)
                    "}\n");
     free(got);
     p.work = 0;
-    CHECK(report_write_run_json(path, NULL, &p, err, sizeof err) == 0);
+    CHECK(report_write_run_json(path, NULL, &p, NULL, NULL, err, sizeof err) == 0);
     got = slurp(path);
     CHECK(got && strstr(got, "\"program_parallelism\": 0.000,\n") != NULL);
     free(got);
@@ -789,7 +789,7 @@ static void test_json(void)
     for (size_t i = 0; i < nn; i++)
         CHECK(report_meta_set(m, nasty[i].key, nasty[i].value) == 0);
     p = profile2();
-    CHECK(report_write_run_json(path, m, &p, err, sizeof err) == 0);
+    CHECK(report_write_run_json(path, m, &p, NULL, NULL, err, sizeof err) == 0);
     got = slurp(path);
     jpair pairs[64];
     int n = jparse(got ? got : "", pairs, 64);
@@ -831,12 +831,12 @@ static void test_json(void)
     /* errors */
     char bad[128];
     snprintf(bad, sizeof bad, "%s/no/such/dir.json", tmpdir);
-    CHECK(report_write_run_json(bad, NULL, NULL, err, sizeof err) == -1);
+    CHECK(report_write_run_json(bad, NULL, NULL, NULL, NULL, err, sizeof err) == -1);
     char want[256];
     snprintf(want, sizeof want, "%s: %s", bad, strerror(ENOENT));
     CHECK_STR(err, want);
     if (access("/dev/full", W_OK) == 0) {
-        CHECK(report_write_run_json("/dev/full", NULL, NULL, err,
+        CHECK(report_write_run_json("/dev/full", NULL, NULL, NULL, NULL, err,
                                     sizeof err) == -1);
         snprintf(want, sizeof want, "/dev/full: %s", strerror(ENOSPC));
         CHECK_STR(err, want);
@@ -901,13 +901,13 @@ static void test_db(void)
     CHECK(report_meta_set(m, "command", "./a.out 'x' \"y\"") == 0);
 
     spit(path, "this is not a database, it gets overwritten\n");
-    CHECK(report_write_db(path, &p, lt, m, NULL, NULL, err, sizeof err) == 0);
+    CHECK(report_write_db(path, &p, lt, m, NULL, NULL, NULL, err, sizeof err) == 0);
     CHECK_STR(err, "");
     sqlite3 *db = db_open(path);
     CHECK(db != NULL);
     CHECK_STR(q(db, "PRAGMA integrity_check").text, "ok");
     CHECK(q(db, "PRAGMA user_version").i == REPORT_SCHEMA_VERSION);
-    CHECK(q(db, "SELECT version FROM schema_version").i == 1);
+    CHECK(q(db, "SELECT version FROM schema_version").i == 2);
     CHECK(q(db, "SELECT count(*) FROM schema_version").i == 1);
     /* the table's 10 ids plus a placeholder for id 6 */
     CHECK(q(db, "SELECT count(*) FROM location").i == 11);
@@ -980,7 +980,7 @@ static void test_db(void)
     const char *names[2] = { "baseline",
                              "loop x2" };
     double factors[2] = { 0.0, 2.0 };
-    CHECK(report_write_db(path, &p, lt, NULL, names, factors, err,
+    CHECK(report_write_db(path, &p, lt, NULL, NULL, names, factors, err,
                           sizeof err) == 0);
     db = db_open(path);
     CHECK_STR(q(db, "PRAGMA integrity_check").text, "ok");
@@ -1013,7 +1013,7 @@ static void test_db(void)
 
     /* default names; infinite factor; no factors at all */
     double inff[2] = { 1.0, INFINITY };
-    CHECK(report_write_db(path, &p, lt, NULL, NULL, inff, err,
+    CHECK(report_write_db(path, &p, lt, NULL, NULL, NULL, inff, err,
                           sizeof err) == 0);
     db = db_open(path);
     CHECK_STR(q(db, "SELECT name FROM scenario WHERE id = 1").text,
@@ -1022,7 +1022,7 @@ static void test_db(void)
     CHECK(fi.type == SQLITE_FLOAT && isinf(fi.d));
     sqlite3_close(db);
     const char *some[2] = { NULL, "half" };
-    CHECK(report_write_db(path, &p, lt, NULL, some, NULL, err,
+    CHECK(report_write_db(path, &p, lt, NULL, NULL, some, NULL, err,
                           sizeof err) == 0);
     db = db_open(path);
     CHECK_STR(q(db, "SELECT name FROM scenario WHERE id = 0").text,
@@ -1041,7 +1041,7 @@ static void test_db(void)
     };
     uint64_t span10 = 10;
     p = make_profile(1, UINT64_MAX, &span10, big, 2, 5);
-    CHECK(report_write_db(path, &p, NULL, NULL, NULL, NULL, err,
+    CHECK(report_write_db(path, &p, NULL, NULL, NULL, NULL, NULL, err,
                           sizeof err) == 0);
     db = db_open(path);
     CHECK(q(db, "SELECT count(*) FROM location").i == 2);
@@ -1060,21 +1060,21 @@ static void test_db(void)
     sqlite3_close(db);
 
     /* errors */
-    CHECK(report_write_db("/dev/null", &p, NULL, NULL, NULL, NULL, err,
+    CHECK(report_write_db("/dev/null", &p, NULL, NULL, NULL, NULL, NULL, err,
                           sizeof err) == -1);
     CHECK_STR(err, "/dev/null: not a regular file");
     char bad[128];
     snprintf(bad, sizeof bad, "%s/no/such/dir.db", tmpdir);
-    CHECK(report_write_db(bad, &p, NULL, NULL, NULL, NULL, err,
+    CHECK(report_write_db(bad, &p, NULL, NULL, NULL, NULL, NULL, err,
                           sizeof err) == -1);
     char want[256];
     snprintf(want, sizeof want, "%s: %s", bad, strerror(ENOENT));
     CHECK_STR(err, want);
-    CHECK(report_write_db(path, NULL, NULL, NULL, NULL, NULL, err,
+    CHECK(report_write_db(path, NULL, NULL, NULL, NULL, NULL, NULL, err,
                           sizeof err) == -1);
     CHECK(strstr(err, "invalid argument") != NULL);
     /* a database is refused where a directory stands */
-    CHECK(report_write_db(tmpdir, &p, NULL, NULL, NULL, NULL, err,
+    CHECK(report_write_db(tmpdir, &p, NULL, NULL, NULL, NULL, NULL, err,
                           sizeof err) == -1);
     snprintf(want, sizeof want, "%s: not a regular file", tmpdir);
     CHECK_STR(err, want);

@@ -153,6 +153,18 @@ static trace_rec r_work(uint64_t parent, uint64_t idx, uint64_t work,
     return (trace_rec){.type = TRACE_WORK, .parent = parent, .idx = idx,
                        .work = work, .loc = loc, .region = region};
 }
+static trace_rec r_workf(uint64_t parent, uint64_t idx, uint64_t work,
+                         uint32_t loc, uint32_t region, uint32_t flags)
+{
+    trace_rec r = r_work(parent, idx, work, loc, region);
+    r.flags = flags;
+    return r;
+}
+static trace_rec r_note(uint32_t loc, uint32_t note, uint64_t value)
+{
+    return (trace_rec){.type = TRACE_NOTE, .loc = loc, .note = note,
+                       .value = value};
+}
 static trace_rec r_end(uint64_t id, uint64_t nchildren, uint32_t loc)
 {
     return (trace_rec){.type = TRACE_END, .id = id, .nchildren = nchildren,
@@ -177,7 +189,9 @@ static int write_rec(trace_writer *w, const trace_rec *r)
                                  r->owner, r->deps, r->ndeps);
     case TRACE_WORK:
         return trace_write_work(w, r->parent, r->idx, r->work, r->loc,
-                                r->region);
+                                r->region, r->flags);
+    case TRACE_NOTE:
+        return trace_write_note(w, r->loc, r->note, r->value);
     case TRACE_END:
         return trace_write_end(w, r->id, r->nchildren, r->loc);
     case TRACE_LOC:
@@ -205,7 +219,7 @@ static int rec_eq(const trace_rec *g, const trace_rec *e, char *why, size_t n)
         return 0;                                                              \
     }
     F(type) F(id) F(parent) F(idx) F(kind) F(loc) F(group) F(owner) F(work)
-    F(region) F(nchildren) F(ndeps)
+    F(region) F(flags) F(note) F(value) F(nchildren) F(ndeps)
 #undef F
     if ((g->deps == NULL) != (e->deps == NULL)) {
         snprintf(why, n, "deps pointer NULL mismatch");
@@ -402,7 +416,41 @@ static void test_ref_crc(void)
           "reference CRC-32 check value");
 }
 
-static const uint8_t tiny_image[75] = {
+/* The example of docs/trace-format.md: one record of each kind. */
+static const uint8_t tiny_image[80] = {
+    0x57, 0x48, 0x41, 0x54, 0x49, 0x46, 0x54, 0x52, /* "WHATIFTR" */
+    0x02, 0x00, 0x00, 0x00,                         /* version 2 */
+    0x03, 0x00, 0x00, 0x00,                         /* stream 3 */
+    0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, /* flags */
+    0x30, 0x00, 0x00, 0x00,                         /* payload: 48 bytes */
+    0x1f, 0x7b, 0x32, 0x93,                         /* CRC 0x93327b1f */
+    0x06, 0x01, 0x6b, 0x01, 0x76,                   /* META "k" "v" */
+    0x05, 0x06, 0x03, 0x66, 0x6f, 0x72,             /* LOC 5 "for" */
+    0x05, 0x61, 0x2e, 0x63, 0x3a, 0x33,             /*   "a.c:3" */
+    0x01, 0x02, 0x01, 0x00, 0x02, 0x06, 0x07, 0x00, /* BEGIN 1 .. g7 owner 0 */
+    0x01, 0x80, 0x40, 0x01,                         /*   1 dep: 0x1000 in */
+    0x02, 0x02, 0x00, 0x64, 0x06, 0x00, 0x01,       /* WORK 1 0 100 5 0 cont */
+    0x08, 0x06, 0x01, 0x02,                         /* NOTE 5 1 2 */
+    0x03, 0x00, 0x01, 0x00,                         /* END 1 1 none */
+    0x03, 0x01, 0x01, 0x01,                         /* END 0 1 loc 0 */
+};
+static const ospg_dep tiny_dep = {0x1000, OSPG_DEP_IN};
+
+static size_t tiny_records(trace_rec *t)
+{
+    t[0] = r_meta("k", "v");
+    t[1] = r_loc(5, "for", "a.c:3");
+    t[2] = r_begin(1, 0, 0, OSPG_P, 5, 7, 0, &tiny_dep, 1);
+    t[3] = r_workf(1, 0, 100, 5, 0, OSPG_W_CONTINUES);
+    t[4] = r_note(5, TRACE_NOTE_ONE_THREAD_LOOP, 2);
+    t[5] = r_end(1, 1, OSPG_LOC_NONE);
+    t[6] = r_end(0, 1, 0);
+    return 7;
+}
+
+/* Version 1 (no work flags, no NOTE) is still read: the same trace
+ * without the note, its work flags read as 0. */
+static const uint8_t tiny_image_v1[75] = {
     0x57, 0x48, 0x41, 0x54, 0x49, 0x46, 0x54, 0x52, /* "WHATIFTR" */
     0x01, 0x00, 0x00, 0x00,                         /* version 1 */
     0x03, 0x00, 0x00, 0x00,                         /* stream 3 */
@@ -418,17 +466,39 @@ static const uint8_t tiny_image[75] = {
     0x03, 0x00, 0x01, 0x00,                         /* END 1 1 none */
     0x03, 0x01, 0x01, 0x01,                         /* END 0 1 loc 0 */
 };
-static const ospg_dep tiny_dep = {0x1000, OSPG_DEP_IN};
 
-static size_t tiny_records(trace_rec *t)
+static void test_version1(void)
 {
-    t[0] = r_meta("k", "v");
-    t[1] = r_loc(5, "for", "a.c:3");
-    t[2] = r_begin(1, 0, 0, OSPG_P, 5, 7, 0, &tiny_dep, 1);
-    t[3] = r_work(1, 0, 100, 5, 0);
-    t[4] = r_end(1, 1, OSPG_LOC_NONE);
-    t[5] = r_end(0, 1, 0);
-    return 6;
+    trace_rec t[8];
+    tiny_records(t);
+    t[3].flags = 0;
+    t[4] = t[5];
+    t[5] = t[6];
+    char why[300] = "";
+    trace_reader *r = trace_reader_open_mem(tiny_image_v1,
+                                            sizeof tiny_image_v1, "v1");
+    CHECK(r && read_expect(r, t, 6, why, sizeof why),
+          "a version 1 trace still decodes: %s", why);
+    trace_reader_close(r);
+    /* a NOTE in a version 1 file is an unknown record */
+    uint8_t b[24 + 8 + 9];
+    memcpy(b, tiny_image_v1, 24);
+    static const uint8_t pay[9] = {0x06, 0x01, 0x6b, 0x01, 0x76, /* META */
+                                   0x08, 0x06, 0x01, 0x02};      /* NOTE */
+    memcpy(b + 32, pay, sizeof pay);
+    b[24] = sizeof pay;
+    b[25] = b[26] = b[27] = 0;
+    uint32_t crc = ref_crc(pay, sizeof pay);
+    for (int i = 0; i < 4; i++)
+        b[28 + i] = (uint8_t)(crc >> (8 * i));
+    r = trace_reader_open_mem(b, sizeof b, "v1note");
+    int last;
+    size_t cnt = drain(r, &last);
+    const char *e = trace_reader_error(r);
+    CHECK(last == -1 && cnt == 1 &&
+              e && strcmp(e, "v1note: byte 37: unknown record type 8") == 0,
+          "version 1 has no NOTE record (%zu, %s)", cnt, e ? e : "-");
+    trace_reader_close(r);
 }
 
 static void test_header_and_image(void)
@@ -441,7 +511,7 @@ static void test_header_and_image(void)
     size_t n;
     uint8_t *b = slurp(p, &n);
     static const uint8_t hdr[24] = {'W', 'H', 'A', 'T', 'I', 'F', 'T', 'R',
-                                    1,   0,   0,   0,   0xd4, 0xc3, 0xb2, 0xa1};
+                                    2,   0,   0,   0,   0xd4, 0xc3, 0xb2, 0xa1};
     CHECK(b && n == 24 && memcmp(b, hdr, 24) == 0,
           "empty trace is exactly the 24-byte header (got %zu bytes)", n);
     free(b);
@@ -462,7 +532,7 @@ static void test_header_and_image(void)
     b = slurp(p, &n);
     CHECK(fails == 0 && bytes == sizeof tiny_image && b &&
               n == sizeof tiny_image && memcmp(b, tiny_image, n) == 0,
-          "known tiny trace has its known 75-byte image (got %zu bytes)", n);
+          "known tiny trace has its known 80-byte image (got %zu bytes)", n);
     if (b && n == sizeof tiny_image)
         for (size_t i = 0; i < n; i++)
             if (b[i] != tiny_image[i]) {
@@ -471,7 +541,7 @@ static void test_header_and_image(void)
                 break;
             }
     free(b);
-    CHECK(ref_crc(tiny_image + 32, 43) == rd32(tiny_image + 28),
+    CHECK(ref_crc(tiny_image + 32, 48) == rd32(tiny_image + 28),
           "tiny image CRC agrees with the reference CRC");
 
     char why[300] = "";
@@ -482,7 +552,7 @@ static void test_header_and_image(void)
     trace_reader_close(r);
 
     /* record offsets, as the reader reports them */
-    static const uint64_t offs[] = {32, 37, 49, 61, 67, 71, 75};
+    static const uint64_t offs[] = {32, 37, 49, 61, 68, 72, 76, 80};
     r = trace_reader_open_mem(tiny_image, sizeof tiny_image, "tiny");
     int ok = trace_reader_offset(r) == 24; /* before the first block */
     trace_rec rec;
@@ -849,7 +919,7 @@ static void test_writer_io_error(void)
     size_t total = 60, accepted = 0;
     int err = 0, failed_at = -1;
     for (size_t i = 0; i < total; i++) {
-        if (trace_write_work(w, 1, i, 1000 + i, 3, 0) == 0)
+        if (trace_write_work(w, 1, i, 1000 + i, 3, 0, 0) == 0)
             accepted++;
         else if (failed_at < 0) {
             failed_at = (int)i;
@@ -899,7 +969,7 @@ static void test_atexit_flush(void)
             _exit(3);
         atexit(flush_at_exit);
         for (uint64_t i = 0; i < 10; i++)
-            trace_write_work(exit_writer, 0, i, i * 10, 1, 0);
+            trace_write_work(exit_writer, 0, i, i * 10, 1, 0, 0);
         exit(0);
     }
     int st = 0;
@@ -970,17 +1040,22 @@ static void test_header_errors(void)
     trace_reader_close(r);
 
     memcpy(b, tiny_image, sizeof b);
-    b[8] = 2;
+    b[8] = 3;
     e = mem_error(&r, b, sizeof b, &cnt);
-    CHECK(e && strcmp(e, "img.tr: byte 8: trace version 2, this analyzer "
-                         "reads version 1") == 0,
-          "version 2: %s", e ? e : "-");
+    CHECK(e && strcmp(e, "img.tr: byte 8: trace version 3, this analyzer "
+                         "reads versions 1 to 2") == 0,
+          "version 3: %s", e ? e : "-");
+    trace_reader_close(r);
+    b[8] = 0;
+    e = mem_error(&r, b, sizeof b, &cnt);
+    CHECK(has(e, "trace version 0"), "version 0: %s", e ? e : "-");
     trace_reader_close(r);
     b[8] = 7;
     spit(p, b, sizeof b);
     r = trace_reader_open(p);
     snprintf(want, sizeof want,
-             "%s: byte 8: trace version 7, this analyzer reads version 1", p);
+             "%s: byte 8: trace version 7, this analyzer reads versions 1 to "
+             "2", p);
     e = trace_reader_error(r);
     CHECK(e && strcmp(e, want) == 0, "version 7 from a file: %s", e ? e : "-");
     trace_reader_close(r);
@@ -1100,7 +1175,7 @@ static void test_truncation(void)
     size_t cnt;
     trace_reader *r;
     const char *e = mem_error(&r, tiny_image, 50, &cnt);
-    CHECK(e && strcmp(e, "img.tr: byte 24: truncated: block claims 43 bytes, "
+    CHECK(e && strcmp(e, "img.tr: byte 24: truncated: block claims 48 bytes, "
                          "18 remain") == 0,
           "truncated payload message: %s", e ? e : "-");
     trace_reader_close(r);
@@ -1171,7 +1246,12 @@ static void test_payload_errors(void)
         {"0300008000", 35, "overlong varint"},
         {"03ffffffffffffffffffff01", 33, "varint longer than 10 bytes"},
         {"0380808080808080808002", 33, "varint overflows 64 bits"},
-        {"0300000108", 36, "unknown record type 8"},
+        {"0300000109", 36, "unknown record type 9"},
+        {"08000000", 34, "note 0 unknown"},
+        {"08000500", 34, "note 5 unknown"},
+        {"080001", 35, "record runs past the end of its block"},
+        {"02020064060002", 38, "work flags 0x2 unknown"},
+        {"020200640600", 38, "record runs past the end of its block"},
         {"0700000000", 33, "region id 0"},
         {"07010200", 36, "record runs past the end of its block"},
         {"00", 32, "unknown record type 0"},
@@ -1262,7 +1342,7 @@ static void test_payload_errors(void)
     size_t cnt;
     const char *e = mem_error(&r, img, sizeof tiny_image, &cnt);
     CHECK(e && strcmp(e, "img.tr: byte 24: CRC mismatch: block header says "
-                         "0x0b3dc3ec, payload has 0x0b3dc3ed") == 0,
+                         "0x93327b1e, payload has 0x93327b1f") == 0,
           "CRC mismatch message: %s", e ? e : "-");
     trace_reader_close(r);
 }
@@ -1284,7 +1364,7 @@ static void test_typical_sizes(void)
         for (uint64_t c = 0; c < 16; c++) {
             uint64_t id = next++;
             trace_write_begin(w, id, phase, c, OSPG_P, 11, g, phase, NULL, 0);
-            trace_write_work(w, id, 0, 20000 + rnd() % 200000, 11, 0);
+            trace_write_work(w, id, 0, 20000 + rnd() % 200000, 11, 0, 0);
             trace_write_end(w, id, 1, OSPG_LOC_NONE);
         }
         for (uint64_t t = 0; t < 8; t++) {
@@ -1292,7 +1372,7 @@ static void test_typical_sizes(void)
             ospg_dep d[2] = {{0x7ffd1000 + 64 * t, OSPG_DEP_IN},
                              {0x7ffd1040 + 64 * t, OSPG_DEP_OUT}};
             trace_write_begin(w, id, phase, 16 + t, OSPG_P, 12, 0, 0, d, 2);
-            trace_write_work(w, id, 0, 5000 + rnd() % 50000, 12, 0);
+            trace_write_work(w, id, 0, 5000 + rnd() % 50000, 12, 0, 0);
             trace_write_end(w, id, 1, OSPG_LOC_NONE);
         }
         trace_write_end(w, phase, 24, OSPG_LOC_NONE);
@@ -1344,7 +1424,7 @@ static void *thread_writer(void *arg)
         return (void *)1;
     int bad = 0;
     for (uint64_t i = 0; i < PER_THREAD; i++)
-        bad |= trace_write_work(w, t, i, i * t, (uint32_t)t, 0);
+        bad |= trace_write_work(w, t, i, i * t, (uint32_t)t, 0, 0);
     bad |= trace_writer_close(w);
     return (void *)(uintptr_t)(bad != 0);
 }
@@ -1389,6 +1469,7 @@ int main(void)
     test_threads();
     test_ref_crc();
     test_header_and_image();
+    test_version1();
     test_region_records();
     test_round_trip();
     test_block_filling();

@@ -1,0 +1,240 @@
+/* symbols.c - file:line and function of code addresses, with libdw. */
+#include "symbols.h"
+
+#include <dwarf.h>
+#include <elfutils/libdw.h>
+#include <elfutils/libdwfl.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <uthash.h>
+
+#define LOOKBACK 48 /* bytes searched before an instruction without a line */
+
+typedef struct cu_range {
+    Dwarf_Addr start, end; /* [start, end) in DWARF addresses */
+    Dwarf_Die cudie;
+} cu_range;
+
+typedef struct module {
+    char *path;            /* the key */
+    Dwfl *dwfl;            /* NULL: the module could not be opened */
+    Dwfl_Module *mod;
+    Dwarf *dw;             /* NULL: no debug information */
+    Dwarf_Addr low;        /* where dwfl put the module's first segment */
+    Dwarf_Addr bias;       /* dwfl address - DWARF address */
+    cu_range *cus;         /* sorted by start */
+    size_t ncus;
+    UT_hash_handle hh;
+} module;
+
+struct sym_table {
+    module *modules;
+    char cwd[PATH_MAX];
+};
+
+static const Dwfl_Callbacks offline_callbacks = {
+    .find_elf = dwfl_build_id_find_elf,
+    .find_debuginfo = dwfl_standard_find_debuginfo,
+    .section_address = dwfl_offline_section_address,
+};
+
+sym_table *sym_new(void)
+{
+    sym_table *t = calloc(1, sizeof(*t));
+    if (t && !getcwd(t->cwd, sizeof(t->cwd)))
+        t->cwd[0] = 0;
+    return t;
+}
+
+static void module_free(module *m)
+{
+    if (m->dwfl)
+        dwfl_end(m->dwfl);
+    free(m->cus);
+    free(m->path);
+    free(m);
+}
+
+void sym_free(sym_table *t)
+{
+    if (!t)
+        return;
+    module *m, *tmp;
+    HASH_ITER(hh, t->modules, m, tmp) {
+        HASH_DEL(t->modules, m);
+        module_free(m);
+    }
+    free(t);
+}
+
+static int cmp_range(const void *a, const void *b)
+{
+    const cu_range *x = a, *y = b;
+    return x->start < y->start ? -1 : x->start > y->start;
+}
+
+/* Indexes the compile units of m by the address ranges they cover. */
+static int index_units(module *m)
+{
+    size_t cap = 0;
+    Dwarf_CU *cu = NULL, *next;
+    Dwarf_Die cudie;
+    uint8_t unit_type;
+    while (dwarf_get_units(m->dw, cu, &next, NULL, &unit_type, &cudie,
+                           NULL) == 0) {
+        cu = next;
+        if (unit_type != DW_UT_compile && unit_type != DW_UT_partial &&
+            unit_type != DW_UT_skeleton)
+            continue;
+        Dwarf_Addr base, start, end;
+        ptrdiff_t off = 0;
+        while ((off = dwarf_ranges(&cudie, off, &base, &start, &end)) > 0) {
+            if (end <= start)
+                continue;
+            if (m->ncus == cap) {
+                size_t ncap = cap ? cap * 2 : 16;
+                cu_range *r = realloc(m->cus, ncap * sizeof(*r));
+                if (!r)
+                    return -1;
+                m->cus = r;
+                cap = ncap;
+            }
+            m->cus[m->ncus].start = start;
+            m->cus[m->ncus].end = end;
+            m->cus[m->ncus].cudie = cudie;
+            m->ncus++;
+        }
+    }
+    qsort(m->cus, m->ncus, sizeof(*m->cus), cmp_range);
+    return 0;
+}
+
+/* The module at path, opened at its first use (a module that cannot be
+ * read is remembered as such).  NULL only when out of memory. */
+static module *module_get(sym_table *t, const char *path)
+{
+    module *m;
+    HASH_FIND_STR(t->modules, path, m);
+    if (m)
+        return m;
+    if (!(m = calloc(1, sizeof(*m))) || !(m->path = strdup(path))) {
+        free(m);
+        return NULL;
+    }
+    HASH_ADD_KEYPTR(hh, t->modules, m->path, strlen(m->path), m);
+    m->dwfl = dwfl_begin(&offline_callbacks);
+    if (!m->dwfl)
+        return m;
+    m->mod = dwfl_report_offline(m->dwfl, path, path, -1);
+    dwfl_report_end(m->dwfl, NULL, NULL);
+    if (!m->mod)
+        return m;
+    dwfl_module_info(m->mod, NULL, &m->low, NULL, NULL, NULL, NULL, NULL);
+    m->dw = dwfl_module_getdwarf(m->mod, &m->bias);
+    if (m->dw && index_units(m)) {
+        free(m->cus);
+        m->cus = NULL;
+        m->ncus = 0;
+    }
+    return m;
+}
+
+static const cu_range *find_unit(const module *m, Dwarf_Addr a)
+{
+    size_t lo = 0, hi = m->ncus;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (m->cus[mid].start <= a)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    /* Ranges of different units do not overlap, but a unit may list
+     * several: the one starting last at or before a is the candidate. */
+    for (size_t i = lo; i-- > 0;) {
+        if (a < m->cus[i].end)
+            return &m->cus[i];
+        if (lo - i > 8)
+            break;
+    }
+    return NULL;
+}
+
+/* The line row that covers a, or the closest earlier row of the same
+ * sequence with a line (within LOOKBACK bytes).  NULL if none. */
+static Dwarf_Line *line_of(Dwarf_Die *cudie, Dwarf_Addr a)
+{
+    Dwarf_Lines *lines;
+    size_t n;
+    if (dwarf_getsrclines(cudie, &lines, &n) || n == 0)
+        return NULL;
+    size_t lo = 0, hi = n;
+    while (lo < hi) { /* first row with address > a */
+        size_t mid = lo + (hi - lo) / 2;
+        Dwarf_Addr la = 0;
+        dwarf_lineaddr(dwarf_onesrcline(lines, mid), &la);
+        if (la <= a)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    /* Row i covers [its address, the next row's): the covering row, then
+     * the rows covering the LOOKBACK bytes before a. */
+    Dwarf_Addr next_start = a + 1;
+    for (size_t i = lo; i-- > 0;) {
+        Dwarf_Line *l = dwarf_onesrcline(lines, i);
+        Dwarf_Addr la = 0;
+        bool end_seq = false;
+        int lineno = 0;
+        dwarf_lineaddr(l, &la);
+        dwarf_lineendsequence(l, &end_seq);
+        if (end_seq || a - (next_start - 1) >= LOOKBACK)
+            return NULL;
+        if (dwarf_lineno(l, &lineno) == 0 && lineno > 0)
+            return l;
+        next_start = la;
+    }
+    return NULL;
+}
+
+static const char *shorten(const char *file, const char *cwd)
+{
+    size_t n = strlen(cwd);
+    if (n && !strncmp(file, cwd, n) && file[n] == '/')
+        return file + n + 1;
+    return file;
+}
+
+int sym_lookup(sym_table *t, const char *path, uint64_t off, char *where,
+               size_t wlen, char *func, size_t flen)
+{
+    if (wlen)
+        where[0] = 0;
+    if (func && flen)
+        func[0] = 0;
+    module *m = module_get(t, path);
+    if (!m || !m->mod)
+        return -1;
+    Dwarf_Addr a = m->low + off;
+    if (func && flen) {
+        const char *name = dwfl_module_addrname(m->mod, a);
+        snprintf(func, flen, "%s", name ? name : "");
+    }
+    if (!m->dw)
+        return -1;
+    const cu_range *r = find_unit(m, a - m->bias);
+    if (!r)
+        return -1;
+    Dwarf_Die cudie = r->cudie;
+    Dwarf_Line *l = line_of(&cudie, a - m->bias);
+    const char *file = l ? dwarf_linesrc(l, NULL, NULL) : NULL;
+    int lineno = 0;
+    if (!file || dwarf_lineno(l, &lineno) || lineno <= 0)
+        return -1;
+    snprintf(where, wlen, "%s:%d", shorten(file, t->cwd), lineno);
+    return 0;
+}

@@ -1,0 +1,41 @@
+/* symbols.h - source lines and function names of code addresses.
+ *
+ * Reads a module's DWARF with elfutils' libdw (separate debug files found
+ * by build id or debuglink too), in the calling process.  The profiler
+ * calls it at the first sight of a construct's return address, so that
+ * every copy of one directive the compiler emitted gets one location (and
+ * the on-the-fly profile needs no lookup at exit); the analyzer calls it
+ * for what a trace left as "module+0xOFFSET".
+ *
+ * A module is opened once, at its first lookup, and its compile units are
+ * indexed by address range: clang 19 writes no .debug_aranges, which
+ * libdw's own address lookup needs.  A lookup is then a binary search and,
+ * the first time a unit is hit, the decoding of its line table.  Not
+ * thread-safe: callers serialize.
+ */
+#ifndef WHATIF_SYMBOLS_H
+#define WHATIF_SYMBOLS_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+typedef struct sym_table sym_table;
+
+/* A table with no module open yet; paths are shortened against the
+ * current directory as it is now.  NULL when out of memory. */
+sym_table *sym_new(void);
+void sym_free(sym_table *t);
+
+/* The source line of the instruction at offset off of module path (the
+ * distance from the address the module's first segment is loaded at, as
+ * dladdr's dli_fbase gives it).  Optimized code often gives a call into
+ * the runtime line 0: the closest earlier instruction of the same
+ * sequence with a line, at most 48 bytes back, stands in.  On success
+ * where holds "file:line" (the file relative to the current directory
+ * when below it) and func, when not NULL, the enclosing function's symbol
+ * ("" if the module has no symbol there); returns 0.  Returns -1 with
+ * where empty when the module cannot be read or has no line there. */
+int sym_lookup(sym_table *t, const char *path, uint64_t off, char *where,
+               size_t wlen, char *func, size_t flen);
+
+#endif
