@@ -8,6 +8,7 @@
 
 int cmd_analyze(int argc, char **argv);
 int cmd_run(int argc, char **argv);
+int cmd_dump(int argc, char **argv);
 
 typedef struct analyze_opts {
     int quiet;            /* do not print the profile */

@@ -16,6 +16,7 @@ static void usage(FILE *f)
           "  analyze [-o OUTDIR] [-q] TRACE_DIR\n"
           "                 compute the parallelism profile of an offline\n"
           "                 trace: OUTDIR/profile.csv, run.json, profile.db\n"
+          "  dump TRACE_DIR print a trace's records as text\n"
           "  version        print the version\n"
           "  help           print this text\n",
           f);
@@ -32,6 +33,8 @@ int main(int argc, char **argv)
         return cmd_analyze(argc - 1, argv + 1);
     if (!strcmp(cmd, "run"))
         return cmd_run(argc - 1, argv + 1);
+    if (!strcmp(cmd, "dump"))
+        return cmd_dump(argc - 1, argv + 1);
     if (!strcmp(cmd, "version") || !strcmp(cmd, "--version")) {
         printf("whatif %s\n", WHATIF_VERSION);
         return 0;

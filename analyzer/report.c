@@ -245,6 +245,7 @@ const char *report_note_name(uint32_t note)
     case TRACE_NOTE_ORDERED_PREFIX: return "ordered_prefix";
     case TRACE_NOTE_ORDERED_STATIC: return "ordered_static";
     case TRACE_NOTE_THREADS: return "program_threads";
+    case TRACE_NOTE_ORDERED_UNCHAINED: return "ordered_unchained";
     }
     return "unknown";
 }
@@ -281,6 +282,12 @@ void report_note_text(char *buf, size_t len, uint32_t note, uint64_t value,
                  "of the program from the moment it started; a join "
                  "(pthread_join) is not seen, so code after it may be "
                  "counted as parallel to the thread", value);
+        break;
+    case TRACE_NOTE_ORDERED_UNCHAINED:
+        snprintf(buf, len, "an ordered block, sink or source ran in a chunk "
+                 "whose first directive was another one, before the loop "
+                 "was known to be ordered: it is left out of the chain, so "
+                 "the loop's span may be short");
         break;
     default:
         snprintf(buf, len, "note %u", (unsigned)note);

@@ -59,7 +59,13 @@ typedef enum trace_note {
                                      * parallel with the rest of the program
                                      * from where it started; value: the
                                      * number of such threads (on loc 0) */
-    TRACE_NOTE_MAX = 4
+    TRACE_NOTE_ORDERED_UNCHAINED = 5, /* an ordered block, sink or source
+                                     * ran in a chunk whose node began
+                                     * before the loop was known to be
+                                     * ordered (another directive came
+                                     * first): it is out of the chain, the
+                                     * span may be short; value: 1 */
+    TRACE_NOTE_MAX = 5
 } trace_note;
 
 typedef struct trace_rec {

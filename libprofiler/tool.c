@@ -42,9 +42,27 @@ typedef struct cnode {
     uint64_t nkids;
 } cnode;
 
+/* The node of one ordered or doacross loop instance that has an ordered
+ * chain (see "Ordered and doacross loops" below): a P-child of the barrier
+ * phase, member of the loop's group, whose children are the pieces of the
+ * loop's chunks, chained through dependences.  Shared by the team. */
+typedef struct ordloop {
+    cnode L;
+    atomic_uint_fast64_t nkids;      /* pieces begun: their indices */
+    uint64_t group;                  /* the loop's group id: the key */
+    uint32_t loc;
+    atomic_uint_fast64_t work;       /* measured in its pieces */
+    atomic_uint_fast64_t max_prefix; /* longest code before the loop */
+    atomic_int static_chained;       /* a thread's part held more chunks */
+    struct ordloop *next;
+} ordloop;
+
 typedef struct region {
     cnode par;
     cnode phase;             /* the current barrier phase */
+    unsigned phase_extra;    /* its children beyond the shares (lock) */
+    ordloop *ordloops;       /* the phase's ordered loops (lock) */
+    _Atomic(ordloop *) ordloops_seen; /* non-NULL once one was created */
     uint64_t phase_no;
     _Atomic unsigned team;
     uint32_t loc;
@@ -68,6 +86,7 @@ typedef struct frame {
     int taskloop;            /* taskgroup of a taskloop */
     int fresh;               /* taskgroup: no event since it began */
     int is_loopscope;        /* the S-node around an orphaned loop */
+    int is_piece;            /* a chunk cut into pieces of an ordloop */
 } frame;
 
 #define FRAMES_INLINE 4
@@ -109,6 +128,14 @@ typedef struct tctx {
     int have_dispatch;
     uint64_t trip, first_iters;
     int in_loop;
+    /* a dynamic chunk whose node waits for the first event inside it:
+     * an ordered block first makes it pieces of the loop's chain */
+    int chunk_lazy;
+    ordloop *ol;             /* the current loop's chain, once it has one */
+    uint64_t chain;          /* the current chunk's chain address */
+    uint64_t chunk_seq;      /* chunks this thread cut into pieces */
+    uint64_t share_work;     /* W-node work in the current share */
+    uint64_t loop_prefix;    /* share_work when the loop began */
     uint64_t loop_group;
     cnode loop_owner;
     uint32_t loop_loc;
@@ -133,6 +160,7 @@ typedef struct tctx {
     uint64_t pend_idx;
     ospg_kind pend_kind;
     struct tstate *home;     /* the thread whose spares it returns to */
+    struct tctx *next_root;  /* extra roots: the open ones (roots_lock) */
     struct tctx *next_spare;
 } tctx;
 
@@ -175,7 +203,19 @@ static uint64_t new_group_id(void)
 {
     return (1ull << 63) | (atomic_fetch_add(&task_group_seq, 1) + 1);
 }
-static tctx initial_ctx;
+static tctx initial_ctx;          /* the main thread's: the program root */
+static int main_began;            /* the main thread started OpenMP */
+/* The program root's children are added by the main thread and by every
+ * thread the program created that runs OpenMP (an extra root each). */
+static atomic_uint_fast64_t root_kids;
+static pthread_mutex_t roots_lock = PTHREAD_MUTEX_INITIALIZER;
+static struct tctx *extra_roots;  /* open ones (roots_lock) */
+static int extra_root_count;      /* ever begun (roots_lock) */
+static atomic_int setup_done;     /* the first initial thread's set-up */
+/* The root's child index kept for the main thread's serial code when the
+ * program's own threads run OpenMP first: a serial prefix, as the code a
+ * program runs before it starts threads and after it joins them is. */
+static uint64_t main_prefix_idx = UINT64_MAX;
 static int finalized;
 static char cmdline[4096];
 static char runtime_name[256];
@@ -307,17 +347,34 @@ static inline uint32_t cur_loc(const tctx *c)
     return n ? c->locs[n - 1] : c->base_loc;
 }
 
-/* Ends the running fragment: its work becomes a W-node. */
+/* The next child index of p. */
+static inline uint64_t child_idx(cnode *p)
+{
+    if (p->id == TRACE_ROOT_ID)
+        return atomic_fetch_add_explicit(&root_kids, 1, memory_order_relaxed);
+    return p->nkids++;
+}
+
 /* Adds a W-node under p, inside the running task's what-if region. */
 static void emit_work(tstate *ts, cnode *p, uint64_t work, uint32_t loc,
                       unsigned flags)
 {
-    uint64_t idx = p->nkids++;
+    uint64_t idx = child_idx(p);
     uint32_t region = ts->ctx ? ts->ctx->path : 0;
     if (mode_offline && ts->ok)
         trace_write_work(ts->st.w, p->id, idx, work, loc, region, flags);
     if (mode_online)
         online_work(ts->q, p->id, idx, work, loc, region, flags);
+}
+
+/* A W-node of the program's serial code at a given index of node id. */
+static void record_work_at(tstate *ts, uint64_t id, uint64_t idx,
+                           uint64_t work)
+{
+    if (mode_offline && ts->ok)
+        trace_write_work(ts->st.w, id, idx, work, OSPG_LOC_PROGRAM, 0, 0);
+    if (mode_online)
+        online_work(ts->q, id, idx, work, OSPG_LOC_PROGRAM, 0, 0);
 }
 
 /* The flags of a W-node of the innermost construct on c's location stack:
@@ -346,8 +403,10 @@ static uint64_t frag_take(tstate *ts)
                                             : 0;
 }
 
-static void materialize_block(tstate *ts, tctx *c);
+static void materialize_block(tstate *ts, tctx *c, int ordered);
+static void materialize_chunk(tstate *ts, tctx *c, int ordered);
 static void close_regions(tctx *c);
+static inline int in_pieces(tctx *c);
 
 /* Ends the running fragment: its work becomes a W-node. */
 static void frag_close(tstate *ts)
@@ -356,13 +415,21 @@ static void frag_close(tstate *ts)
     tctx *c = ts->ctx;
     if (!c)
         return;
-    /* Any directive inside a held-back static part ends the holding. */
+    /* Any directive inside a held-back static part or a chunk not begun
+     * yet begins its node. */
     if (c->lazy_block)
-        materialize_block(ts, c);
+        materialize_block(ts, c, 0);
+    if (c->chunk_lazy)
+        materialize_chunk(ts, c, 0);
     if (c->nfr && top(c)->fresh)
         top(c)->fresh = 0;
-    if (work)
-        emit_work(ts, cur(c), work, cur_loc(c), loc_flags(c));
+    if (!work)
+        return;
+    if (c->kind == CTX_IMPLICIT)
+        c->share_work += work;
+    if (c->ol && in_pieces(c))
+        atomic_fetch_add_explicit(&c->ol->work, work, memory_order_relaxed);
+    emit_work(ts, cur(c), work, cur_loc(c), loc_flags(c));
 }
 
 static void push_loc(tctx *c, uint32_t loc)
@@ -425,6 +492,11 @@ static void end_scope(tstate *ts, tctx *c, uint32_t loc)
 
 static void end_chunk(tstate *ts, tctx *c)
 {
+    if (c->chunk_lazy) { /* nothing happened in it: no node */
+        c->chunk_lazy = 0;
+        pop_loc(c);
+        return;
+    }
     if (!in_chunk(c))
         return;
     end_scope(ts, c, OSPG_LOC_NONE);
@@ -453,17 +525,33 @@ static int begin_chunk_node(tstate *ts, tctx *c)
         return -1;
     cnode *p = below_top(c);
     f->is_chunk = 1;
-    begin_node(ts, &f->node, p, p->nkids++, OSPG_P, c->loop_loc,
+    begin_node(ts, &f->node, p, child_idx(p), OSPG_P, c->loop_loc,
                c->loop_group, &c->loop_owner);
     return 0;
 }
 
-/* A directive inside a static loop's body: its part becomes one chunk. */
-static void materialize_block(tstate *ts, tctx *c)
+static int pieces_start(tstate *ts, tctx *c, int ordered);
+
+/* A directive inside a static loop's body: its part becomes one chunk,
+ * or the first piece of the loop's ordered chain (ordered: the directive
+ * is an ordered block, a sink or a source). */
+static void materialize_block(tstate *ts, tctx *c, int ordered)
 {
     c->lazy_block = 0;
+    if (pieces_start(ts, c, ordered) == 0)
+        return;
     if (begin_chunk_node(ts, c))
         pop_loc(c); /* no chunk (out of memory): its location goes too */
+}
+
+/* The first event inside a dynamic chunk: its node begins now. */
+static void materialize_chunk(tstate *ts, tctx *c, int ordered)
+{
+    c->chunk_lazy = 0;
+    if (pieces_start(ts, c, ordered) == 0)
+        return;
+    if (begin_chunk_node(ts, c))
+        pop_loc(c);
 }
 
 #define MAX_SPLIT 4096 /* reconstructed chunks per thread and loop */
@@ -513,13 +601,241 @@ static void emit_static_chunks(tstate *ts, tctx *c, uint64_t work)
     }
 }
 
+/* A chunk starts.  Its node begins at the first event inside it, when it
+ * is known whether the chunk is cut into pieces of an ordered chain. */
 static void begin_chunk(tstate *ts, tctx *c)
 {
     end_chunk(ts, c);
     /* Only code inside a chunk is the loop's; scheduling between chunks
      * stays with the enclosing construct. */
-    if (begin_chunk_node(ts, c) == 0)
-        push_loc(c, c->loop_loc);
+    push_loc(c, c->loop_loc);
+    c->chunk_lazy = 1;
+}
+
+/* ---- Ordered and doacross loops ----
+ *
+ * The ordered blocks of a loop run in iteration order, and a doacross
+ * iteration waits at depend(sink) for the depend(source) of another: chains
+ * between code of different chunks, which a series-parallel tree cannot
+ * hold.  Such a loop instance gets a node L of its own (an ordloop): a
+ * P-child of the barrier phase and a member of the loop's group, created by
+ * the first thread that meets an ordered block, sink or source in it.  Each
+ * chunk of the loop is then cut into pieces, P-children of L, at every
+ * ordered block, sink and source, and the chains become dependences between
+ * L's children, which the core resolves exactly:
+ *   - the pieces of one chunk follow each other (inout on the chunk's
+ *     address), since a chunk is one serial grain;
+ *   - the ordered blocks follow each other in the order they ran, which
+ *     the runtime makes the iteration order (inout on the loop's address);
+ *   - the piece after a sink depends on a marker piece that a source
+ *     leaves for its iteration (out, then in, on the iteration's address).
+ * L's span, the loop's, is then the longest path through its chunks and
+ * chains.  Two limits are noted on the loop's row (trace_note): L starts
+ * with the barrier phase, so a thread's code before the loop does not
+ * delay its chunks in the model; and libomp reports one chunk per thread
+ * for a static schedule, so a thread's whole part is one chain. */
+
+#define ADDR_CHAIN (1ull << 62)   /* | stream << 40 | chunk: a chunk's */
+#define ADDR_ORDERED (2ull << 62) /* the ordered blocks of a loop */
+#define ADDR_ITER (3ull << 62)    /* | hash: a doacross iteration */
+
+static void tool_note(tstate *ts, uint32_t loc, uint32_t note,
+                      uint64_t value)
+{
+    if (mode_offline && ts->ok)
+        trace_write_note(ts->st.w, loc, note, value);
+    if (mode_online)
+        online_note(loc, note, value);
+}
+
+static void atomic_max(atomic_uint_fast64_t *a, uint64_t v)
+{
+    uint64_t cur = atomic_load_explicit(a, memory_order_relaxed);
+    while (v > cur && !atomic_compare_exchange_weak_explicit(
+                          a, &cur, v, memory_order_relaxed,
+                          memory_order_relaxed))
+        ;
+}
+
+/* The ordloop of c's current loop: found, or created when create is set.
+ * NULL outside a team of several threads (a loop of one thread is one
+ * chunk: its chain is its serial code) or when out of memory. */
+static ordloop *ordloop_get(tstate *ts, tctx *c, int create)
+{
+    region *r = c->region;
+    if (c->ol)
+        return c->ol;
+    if (!r || atomic_load_explicit(&r->team, memory_order_relaxed) <= 1 ||
+        (!create && !atomic_load_explicit(&r->ordloops_seen,
+                                          memory_order_acquire)))
+        return NULL;
+    ordloop *ol;
+    cnode phase = {0};
+    uint64_t idx = 0;
+    int fresh = 0;
+    spin_acquire(&r->lock);
+    for (ol = r->ordloops; ol && ol->group != c->loop_group; ol = ol->next)
+        ;
+    if (!ol && create && (ol = calloc(1, sizeof(*ol)))) {
+        ol->L.id = stream_new_id(&ts->st);
+        ol->group = c->loop_group;
+        ol->loc = c->loop_loc;
+        idx = atomic_load(&r->team) + r->phase_extra++;
+        phase = r->phase;
+        ol->next = r->ordloops;
+        r->ordloops = ol;
+        atomic_store_explicit(&r->ordloops_seen, ol, memory_order_release);
+        fresh = 1;
+    }
+    spin_release(&r->lock);
+    if (!ol)
+        return NULL;
+    /* Recorded outside the lock, like a barrier phase: a piece naming L
+     * before its BEGIN is published waits for it. */
+    if (fresh)
+        record_begin(ts, &ol->L, &phase, idx, OSPG_P, ol->loc, ol->group,
+                     &c->loop_owner, NULL, 0);
+    c->ol = ol;
+    atomic_max(&ol->max_prefix, c->loop_prefix);
+    return ol;
+}
+
+static inline int in_pieces(tctx *c)
+{
+    return c->nfr && top(c)->is_piece;
+}
+
+/* Begins the next piece of the running chunk: after the chunk's previous
+ * piece, and after or before whatever extra names. */
+static void piece_begin(tstate *ts, tctx *c, const ospg_dep *extra)
+{
+    frame *f = top(c);
+    ospg_dep d[2] = {{c->chain, OSPG_DEP_INOUT}};
+    size_t n = 1;
+    if (extra)
+        d[n++] = *extra;
+    f->node.id = stream_new_id(&ts->st);
+    f->node.nkids = 0;
+    f->has_scope = 0;
+    uint64_t idx = atomic_fetch_add_explicit(&c->ol->nkids, 1,
+                                             memory_order_relaxed);
+    record_begin(ts, &f->node, &c->ol->L, idx, OSPG_P, OSPG_LOC_NONE, 0,
+                 NULL, d, n);
+}
+
+static void piece_end(tstate *ts, tctx *c)
+{
+    end_scope(ts, c, OSPG_LOC_NONE);
+    end_node(ts, &top(c)->node, OSPG_LOC_NONE);
+}
+
+/* The chunks of this thread's static part: more than one means the part,
+ * cut into pieces, is one chain where the schedule had several. */
+static uint64_t static_part_chunks(const tctx *c)
+{
+    uint64_t T = c->region ? atomic_load(&c->region->team) : 1;
+    uint64_t n = c->trip, ch = c->first_iters, i = c->index;
+    if (!c->have_dispatch || ch == 0 || T == 0 || i * ch >= n)
+        return 1;
+    return ((n + ch - 1) / ch - i + T - 1) / T;
+}
+
+/* Cuts the chunk beginning now into pieces of the loop's ordloop, when
+ * ordered says an ordered block, sink or source comes first or another
+ * thread already made the ordloop.  Returns 0 when it did, -1 when the
+ * chunk is an ordinary one. */
+static int pieces_start(tstate *ts, tctx *c, int ordered)
+{
+    if (!ordloop_get(ts, c, ordered))
+        return -1;
+    frame *f = push_frame(c);
+    if (!f)
+        return -1;
+    f->is_chunk = 1;
+    f->is_piece = 1;
+    c->chain = ADDR_CHAIN | ((uint64_t)ts->st.index << 40) |
+               (++c->chunk_seq & ((1ull << 40) - 1));
+    if (c->loop_static && static_part_chunks(c) > 1)
+        atomic_store_explicit(&c->ol->static_chained, 1,
+                              memory_order_relaxed);
+    piece_begin(ts, c, NULL);
+    return 0;
+}
+
+/* Ends the ordloops of a barrier phase that ended: their pieces are all
+ * begun (every thread reached the barrier), and what was not exact in
+ * them is noted on the loop's row. */
+static void close_ordloops(tstate *ts, ordloop *ol)
+{
+    while (ol) {
+        ordloop *next = ol->next;
+        uint64_t prefix = atomic_load(&ol->max_prefix);
+        uint64_t work = atomic_load(&ol->work);
+        /* under 1% of the loop's work, the overlap cannot matter */
+        if (prefix > work / 100)
+            tool_note(ts, ol->loc, TRACE_NOTE_ORDERED_PREFIX, prefix);
+        if (atomic_load(&ol->static_chained))
+            tool_note(ts, ol->loc, TRACE_NOTE_ORDERED_STATIC, 1);
+        end_node(ts, &(cnode){ol->L.id, atomic_load(&ol->nkids)},
+                 OSPG_LOC_NONE);
+        free(ol);
+        ol = next;
+    }
+}
+
+/* An ordered block, a sink or a source inside a chunk: the chunk is cut
+ * into pieces from here, if it can still be.  Returns 1 when the chunk is
+ * in pieces. */
+static int ordered_event(tstate *ts, tctx *c)
+{
+    if (!c->in_loop)
+        return 0;
+    if (c->chunk_lazy)
+        materialize_chunk(ts, c, 1);
+    else if (c->lazy_block)
+        materialize_block(ts, c, 1);
+    if (in_pieces(c))
+        return 1;
+    /* The chunk began as an ordinary one (another directive came first):
+     * this block stays out of the chain. */
+    if (in_chunk(c) && c->region &&
+        atomic_load_explicit(&c->region->team, memory_order_relaxed) > 1)
+        tool_note(ts, c->loop_loc, TRACE_NOTE_ORDERED_UNCHAINED, 1);
+    return 0;
+}
+
+static uint64_t iteration_addr(const ompt_dependence_t *deps, int ndeps)
+{
+    uint64_t h = 0x9e3779b97f4a7c15ull;
+    for (int i = 0; i < ndeps; i++)
+        h = (h ^ deps[i].variable.value) * 0xff51afd7ed558ccdull;
+    return ADDR_ITER | ((h ^ (h >> 29)) & ((1ull << 62) - 1));
+}
+
+/* depend(sink: vec) returned, or depend(source) is posted: the chunk's
+ * piece ends here and the next one waits for, or is waited for by, the
+ * iteration's marker. */
+static void doacross(tstate *ts, tctx *c, const ompt_dependence_t *deps,
+                     int ndeps)
+{
+    int sink = deps[0].dependence_type == ompt_dependence_type_sink;
+    int pieces = ordered_event(ts, c);
+    frag_close(ts);
+    if (!pieces) {
+        c->waiting = 0;
+        frag_open(ts);
+        return;
+    }
+    piece_end(ts, c);
+    ospg_dep d = {iteration_addr(deps, ndeps),
+                  sink ? OSPG_DEP_IN : OSPG_DEP_OUT};
+    piece_begin(ts, c, &d);
+    if (!sink) { /* the marker: nothing inside */
+        piece_end(ts, c);
+        piece_begin(ts, c, NULL);
+    }
+    c->waiting = 0;
+    frag_open(ts);
 }
 
 enum { BEGIN_DONE = 0, BEGIN_PENDING, BEGIN_WRITING };
@@ -702,7 +1018,9 @@ static void on_thread_begin(ompt_thread_t type, ompt_data_t *thread_data)
         atomic_fetch_add(&counter_failures, 1);
     thread_data->ptr = ts;
     self = ts;
-    if (type == ompt_thread_initial) {
+    /* The first initial thread sets the run up; the program's own threads
+     * that run OpenMP are initial threads too. */
+    if (type == ompt_thread_initial && !atomic_exchange(&setup_done, 1)) {
         read_bias = counter_read_bias(&metric, &ts->ct);
         write_meta();
     }
@@ -741,7 +1059,7 @@ static void on_parallel_begin(ompt_data_t *enc_data, const ompt_frame_t *frame,
     r->parent = c;
     r->path = c->path;
     cnode *p = cur(c);
-    begin_node(ts, &r->par, p, p->nkids++, OSPG_S, r->loc, 0, NULL);
+    begin_node(ts, &r->par, p, child_idx(p), OSPG_S, r->loc, 0, NULL);
     begin_node(ts, &r->phase, &r->par, r->par.nkids++, OSPG_S, OSPG_LOC_NONE,
                0, NULL);
     c->waiting = 1;
@@ -762,7 +1080,8 @@ static void on_parallel_end(ompt_data_t *parallel_data, ompt_data_t *enc_data,
         return;
     enc->encountered = NULL;
     frag_close(ts);
-    r->phase.nkids = r->team;
+    r->phase.nkids = r->team + r->phase_extra;
+    close_ordloops(ts, r->ordloops);
     end_node(ts, &r->phase, OSPG_LOC_NONE);
     end_node(ts, &r->par, OSPG_LOC_NONE);
     tctx *c = r->parent;
@@ -770,6 +1089,61 @@ static void on_parallel_end(ompt_data_t *parallel_data, ompt_data_t *enc_data,
     ts->ctx = c;
     free(r);
     frag_open(ts);
+}
+
+/* A thread the program created starts OpenMP: its initial task is an
+ * extra root, a P-child of the program root from this moment on (its
+ * joining the main thread later is not seen). */
+static void root_begin(tstate *ts, ompt_data_t *task_data)
+{
+    tctx *c = calloc(1, sizeof(*c));
+    task_data->ptr = c;
+    if (!c)
+        return;
+    c->kind = CTX_INITIAL;
+    c->base_loc = OSPG_LOC_PROGRAM;
+    cnode root = {TRACE_ROOT_ID, 0};
+    pthread_mutex_lock(&roots_lock);
+    if (!main_began && main_prefix_idx == UINT64_MAX)
+        main_prefix_idx = child_idx(&root);
+    pthread_mutex_unlock(&roots_lock);
+    begin_node(ts, &c->node, &root, child_idx(&root), OSPG_P, OSPG_LOC_NONE,
+               0, NULL);
+    pthread_mutex_lock(&roots_lock);
+    c->next_root = extra_roots;
+    extra_roots = c;
+    extra_root_count++;
+    pthread_mutex_unlock(&roots_lock);
+    ts->ctx = c;
+    frag_open(ts);
+}
+
+/* Closes an extra root as it stands; roots_lock held. */
+static void root_close(tstate *ts, tctx *c)
+{
+    end_frames(ts, c);
+    end_scope(ts, c, OSPG_LOC_NONE);
+    end_node(ts, &c->node, OSPG_LOC_NONE);
+    for (tctx **p = &extra_roots; *p; p = &(*p)->next_root)
+        if (*p == c) {
+            *p = c->next_root;
+            break;
+        }
+}
+
+static void root_end(tstate *ts, ompt_data_t *task_data)
+{
+    tctx *c = task_data->ptr;
+    if (!c || c == &initial_ctx || c->kind != CTX_INITIAL)
+        return;
+    frag_close(ts);
+    pthread_mutex_lock(&roots_lock);
+    root_close(ts, c);
+    pthread_mutex_unlock(&roots_lock);
+    if (ts->ctx == c)
+        ts->ctx = NULL;
+    task_data->ptr = NULL;
+    free(c);
 }
 
 static void end_share(tstate *ts, tctx *c)
@@ -800,7 +1174,14 @@ static void on_implicit_task(ompt_scope_endpoint_t endpoint,
     if (!ts)
         return;
     if (flags & ompt_task_initial) {
-        if (endpoint == ompt_scope_begin) {
+        if (endpoint == ompt_scope_begin && gettid() == getpid()) {
+            pthread_mutex_lock(&roots_lock);
+            main_began = 1;
+            uint64_t kept = main_prefix_idx;
+            main_prefix_idx = UINT64_MAX;
+            pthread_mutex_unlock(&roots_lock);
+            if (kept != UINT64_MAX) /* the main thread came late */
+                record_work_at(ts, TRACE_ROOT_ID, kept, 0);
             initial_ctx.kind = CTX_INITIAL;
             initial_ctx.node.id = TRACE_ROOT_ID;
             initial_ctx.base_loc = OSPG_LOC_PROGRAM;
@@ -813,6 +1194,10 @@ static void on_implicit_task(ompt_scope_endpoint_t endpoint,
             if (counter_counts_from_thread_start(&metric) &&
                 cpu_before_tool > cpu_origin)
                 ts->frag_start -= cpu_before_tool - cpu_origin;
+        } else if (endpoint == ompt_scope_begin) {
+            root_begin(ts, task_data);
+        } else {
+            root_end(ts, task_data);
         }
         return;
     }
@@ -870,12 +1255,18 @@ static void barrier_leave(tstate *ts, tctx *c)
     region *r = c->region;
     cnode ended = {0};
     uint64_t phase_idx = 0;
+    ordloop *ols = NULL;
     spin_acquire(&r->lock);
     int first = r->phase_no == c->phase_no;
     if (first) {
-        /* First thread out: every thread has begun its share. */
+        /* First thread out: every thread has begun its share, and the
+         * pieces of the phase's ordered loops. */
         ended = r->phase;
-        ended.nkids = r->team;
+        ended.nkids = r->team + r->phase_extra;
+        ols = r->ordloops;
+        r->ordloops = NULL;
+        r->phase_extra = 0;
+        atomic_store_explicit(&r->ordloops_seen, NULL, memory_order_release);
         r->phase.id = stream_new_id(&ts->st);
         r->phase.nkids = 0;
         phase_idx = r->par.nkids++;
@@ -884,10 +1275,12 @@ static void barrier_leave(tstate *ts, tctx *c)
     c->phase_no = r->phase_no;
     cnode phase = r->phase;
     spin_release(&r->lock);
+    c->share_work = 0;
     /* Recorded outside the lock (recording may drain the on-the-fly
      * queues): a share that names the new phase before its BEGIN is
      * published just waits in the queue until it is. */
     if (first) {
+        close_ordloops(ts, ols);
         end_node(ts, &ended, OSPG_LOC_NONE);
         record_begin(ts, &phase, &r->par, phase_idx, OSPG_S, OSPG_LOC_NONE,
                      0, NULL, NULL, 0);
@@ -902,7 +1295,7 @@ static void barrier_leave(tstate *ts, tctx *c)
         cnode *p = below_top(c);
         f->code = c->reopen[i].code;
         f->taskloop = c->reopen[i].taskloop;
-        begin_node(ts, &f->node, p, p->nkids++, OSPG_S, OSPG_LOC_NONE, 0,
+        begin_node(ts, &f->node, p, child_idx(p), OSPG_S, OSPG_LOC_NONE, 0,
                    NULL);
     }
     c->nreopen = 0;
@@ -959,7 +1352,7 @@ static void on_sync_region(ompt_sync_region_t kind,
                 cnode *p = below_cur(c);
                 f->code = code;
                 f->fresh = 1;
-                begin_node(ts, &f->node, p, p->nkids++, OSPG_S,
+                begin_node(ts, &f->node, p, child_idx(p), OSPG_S,
                            OSPG_LOC_NONE, 0, NULL);
             }
         } else if (in_taskgroup(c)) {
@@ -1007,8 +1400,12 @@ static void on_mutex_acquire(ompt_mutex_t kind, unsigned hint, unsigned impl,
     if (!ts || !ts->ctx || kind == ompt_mutex_atomic ||
         kind == ompt_mutex_test_lock || kind == ompt_mutex_test_nest_lock)
         return;
+    tctx *c = ts->ctx;
+    int pieces = kind == ompt_mutex_ordered && ordered_event(ts, c);
     frag_close(ts);
-    ts->ctx->waiting = 1;
+    if (pieces)
+        piece_end(ts, c);
+    c->waiting = 1;
 }
 
 /* A nest lock taken again by its owner: libomp reports nest_lock begin
@@ -1044,8 +1441,14 @@ static void on_mutex_acquired(ompt_mutex_t kind, ompt_wait_id_t wait_id,
         return;
     if (kind == ompt_mutex_test_lock || kind == ompt_mutex_test_nest_lock)
         frag_close(ts); /* no acquire closed it: the test succeeded */
-    ts->ctx->waiting = 0;
-    push_loc(ts->ctx, stream_loc(&ts->st, code, mutex_dir(kind)));
+    tctx *c = ts->ctx;
+    c->waiting = 0;
+    /* Ordered blocks run one after the other, in iteration order. */
+    if (kind == ompt_mutex_ordered && in_pieces(c)) {
+        ospg_dep d = {ADDR_ORDERED, OSPG_DEP_INOUT};
+        piece_begin(ts, c, &d);
+    }
+    push_loc(c, stream_loc(&ts->st, code, mutex_dir(kind)));
     frag_open(ts);
 }
 
@@ -1057,8 +1460,13 @@ static void on_mutex_released(ompt_mutex_t kind, ompt_wait_id_t wait_id,
     tstate *ts = enter();
     if (!ts || !ts->ctx || kind == ompt_mutex_atomic)
         return;
+    tctx *c = ts->ctx;
     frag_close(ts);
-    pop_loc(ts->ctx);
+    pop_loc(c);
+    if (kind == ompt_mutex_ordered && in_pieces(c)) {
+        piece_end(ts, c);
+        piece_begin(ts, c, NULL);
+    }
     frag_open(ts);
 }
 
@@ -1106,7 +1514,7 @@ static void loop_begin(tstate *ts, tctx *c, const void *code, int dir,
         if (f) {
             cnode *p = below_top(c);
             f->is_loopscope = 1;
-            begin_node(ts, &f->node, p, p->nkids++, OSPG_S, OSPG_LOC_NONE, 0,
+            begin_node(ts, &f->node, p, child_idx(p), OSPG_S, OSPG_LOC_NONE, 0,
                        NULL);
         }
         c->loop_owner = *ins(c);
@@ -1114,6 +1522,9 @@ static void loop_begin(tstate *ts, tctx *c, const void *code, int dir,
     c->loop_loc = stream_loc(&ts->st, code, dir);
     c->loop_static = one_chunk;
     c->in_loop = 1;
+    c->ol = NULL;
+    c->chunk_seq = 0;
+    c->loop_prefix = c->share_work;
     c->have_dispatch = 0;
     c->first_iters = 0;
     if (dir == DIR_LOOP && one_chunk) {
@@ -1142,6 +1553,7 @@ static void loop_end(tstate *ts, tctx *c)
         c->nfr--;
     }
     c->in_loop = 0;
+    c->ol = NULL;
 }
 
 static void on_work(ompt_work_t type, ompt_scope_endpoint_t endpoint,
@@ -1201,7 +1613,7 @@ static void on_work(ompt_work_t type, ompt_scope_endpoint_t endpoint,
              * one instance, owned by the scope they are created in. */
             if (!*scope_open(c)) {
                 cnode *p = ins(c);
-                begin_node(ts, scope_node(c), p, p->nkids++, OSPG_S,
+                begin_node(ts, scope_node(c), p, child_idx(p), OSPG_S,
                            OSPG_LOC_NONE, 0, NULL);
                 *scope_open(c) = 1;
             }
@@ -1322,7 +1734,7 @@ static void on_task_create(ompt_data_t *enc_data, const ompt_frame_t *frame,
         t->pend_kind = OSPG_P;
         if (!*scope_open(c)) {
             cnode *p = ins(c);
-            begin_node(ts, scope_node(c), p, p->nkids++, OSPG_S,
+            begin_node(ts, scope_node(c), p, child_idx(p), OSPG_S,
                        OSPG_LOC_NONE, 0, NULL);
             *scope_open(c) = 1;
         }
@@ -1330,7 +1742,7 @@ static void on_task_create(ompt_data_t *enc_data, const ompt_frame_t *frame,
     }
     t->node.id = stream_new_id(&ts->st);
     t->pend_parent = *parent;
-    t->pend_idx = parent->nkids++;
+    t->pend_idx = child_idx(parent);
     new_data->ptr = t;
     if (has_deps) {
         /* the dependences callback follows; the creator holds the task
@@ -1354,9 +1766,54 @@ static void on_dependences(ompt_data_t *task_data,
 {
     tstate *ts = self;
     tctx *t = task_data ? task_data->ptr : NULL;
-    if (!ts || !t || ts->pending != t)
+    if (!ts || !t)
+        return;
+    /* doacross: the running task's own depend(sink) or depend(source) */
+    if (ndeps > 0 &&
+        (deps[0].dependence_type == ompt_dependence_type_sink ||
+         deps[0].dependence_type == ompt_dependence_type_source)) {
+        if (enter() && ts->ctx == t)
+            doacross(ts, t, deps, ndeps);
+        return;
+    }
+    if (ts->pending != t)
         return;
     flush_pending(ts, deps, ndeps);
+}
+
+/* libomp reports depend(sink) only after it has spun waiting for the
+ * source: were that callback all whatif had, the wait would count as work
+ * of the code before it.  When the tool is preloaded or linked in, this
+ * definition comes first: it ends the fragment before the runtime waits.
+ * (Attached through OMP_TOOL_LIBRARIES alone, it is not: docs/limits.md.) */
+typedef void (*doacross_wait_fn)(void *, int, const int64_t *);
+static _Atomic(doacross_wait_fn) real_doacross_wait;
+
+__attribute__((visibility("default"))) void
+__kmpc_doacross_wait(void *loc, int gtid, const int64_t *vec)
+{
+    doacross_wait_fn real = atomic_load(&real_doacross_wait);
+    if (!real) {
+        real = (doacross_wait_fn)dlsym(RTLD_NEXT, "__kmpc_doacross_wait");
+        atomic_store(&real_doacross_wait, real);
+    }
+    tstate *ts = active ? enter() : NULL;
+    tctx *c = ts ? ts->ctx : NULL;
+    if (c && c->in_loop && !c->waiting) {
+        ordered_event(ts, c);
+        frag_close(ts);
+        c->waiting = 1;
+    } else {
+        c = NULL;
+    }
+    if (real)
+        real(loc, gtid, vec);
+    /* No callback came (a sink outside the iteration space, a team of
+     * one): the code goes on in the same piece. */
+    if (c && ts == self && c->waiting) {
+        c->waiting = 0;
+        frag_open(ts);
+    }
 }
 
 static void on_task_schedule(ompt_data_t *prior_data,
@@ -1474,7 +1931,8 @@ static void write_online(int partial)
         fprintf(stderr, "whatif: the program exited inside an OpenMP "
                         "construct: the profile covers the work measured "
                         "until then\n");
-    if (online_finish(initial_ctx.node.nkids, partial, dir, err, sizeof(err)))
+    if (online_finish(atomic_load(&root_kids), partial, dir, err,
+                      sizeof(err)))
         fprintf(stderr, "whatif: no on-the-fly profile: %s\n", err);
     else if (err[0])
         fprintf(stderr, "whatif: %s\n", err);
@@ -1505,6 +1963,23 @@ static void on_target(ompt_target_t kind, ompt_scope_endpoint_t endpoint,
     mark_unsupported("target", code);
 }
 
+/* The main thread's state, made now if it never ran OpenMP (the program
+ * ran OpenMP only in threads it created): the end records need a stream. */
+static tstate *main_thread_state(void)
+{
+    tstate *ts = self;
+    if (ts || !(ts = calloc(1, sizeof(*ts))))
+        return ts;
+    ts->ok = stream_thread_open(&ts->st) == 0;
+    if (mode_online)
+        ts->q = online_queue_open(ts->st.index);
+    self = ts;
+    return ts;
+}
+
+/* Ends the program: closes what the main thread has open and the program
+ * root, then writes the on-the-fly profile.  Threads the program created
+ * that are still inside OpenMP make the profile partial. */
 static void finish(void)
 {
     tstate *ts = self;
@@ -1516,31 +1991,64 @@ static void finish(void)
         stream_flush_all();
         return;
     }
-    if (ts && ts->ctx == &initial_ctx) {
-        frag_close(ts);
-        char n[32];
-        snprintf(n, sizeof(n), "%u", stream_count());
-        stream_meta(&ts->st, "threads", n);
-        if (mode_online)
-            online_meta("threads", n);
-        int failures = atomic_load(&counter_failures);
-        if (failures) {
-            char msg[160];
-            snprintf(msg, sizeof(msg), "%d threads could not open the %s "
-                     "counter: their work reads as 0", failures,
-                     metric.name);
-            fprintf(stderr, "whatif: warning: %s\n", msg);
-            stream_meta(&ts->st, "metric_failures", msg);
-            if (mode_online)
-                online_meta("metric_failures", msg);
-        }
-        end_scope(ts, &initial_ctx, OSPG_LOC_NONE);
-        if (mode_offline && ts->ok)
-            trace_write_end(ts->st.w, TRACE_ROOT_ID, initial_ctx.node.nkids,
-                            OSPG_LOC_NONE);
-        if (mode_online)
-            write_online(0);
+    if (main_began ? !(ts && ts->ctx == &initial_ctx) : gettid() != getpid()) {
+        stream_flush_all();
+        return;
     }
+    if (!(ts = main_thread_state())) {
+        stream_flush_all();
+        return;
+    }
+    cnode root = {TRACE_ROOT_ID, 0};
+    if (main_began) {
+        frag_close(ts);
+        end_scope(ts, &initial_ctx, OSPG_LOC_NONE);
+    } else {
+        /* The main thread's own serial code, never cut by a construct:
+         * its CPU time since the program began, where the clock tells. */
+        uint64_t now = thread_cpu_ns(), work = 0;
+        if (counter_counts_from_thread_start(&metric) && now > cpu_origin)
+            work = now - cpu_origin;
+        uint64_t idx = main_prefix_idx != UINT64_MAX ? main_prefix_idx
+                                                     : child_idx(&root);
+        record_work_at(ts, TRACE_ROOT_ID, idx, work);
+    }
+    char n[32];
+    snprintf(n, sizeof(n), "%u", stream_count());
+    stream_meta(&ts->st, "threads", n);
+    if (mode_online)
+        online_meta("threads", n);
+    int failures = atomic_load(&counter_failures);
+    if (failures) {
+        char msg[160];
+        snprintf(msg, sizeof(msg), "%d threads could not open the %s "
+                 "counter: their work reads as 0", failures, metric.name);
+        fprintf(stderr, "whatif: warning: %s\n", msg);
+        stream_meta(&ts->st, "metric_failures", msg);
+        if (mode_online)
+            online_meta("metric_failures", msg);
+    }
+    pthread_mutex_lock(&roots_lock);
+    int still_open = extra_roots != NULL;
+    if (extra_root_count)
+        tool_note(ts, OSPG_LOC_PROGRAM, TRACE_NOTE_THREADS,
+                  (uint64_t)extra_root_count);
+    pthread_mutex_unlock(&roots_lock);
+    if (still_open) {
+        /* a thread of the program's is still inside OpenMP: its part
+         * is cut where it stands */
+        stream_meta(&ts->st, "complete", "no: a thread the program created "
+                    "was still running OpenMP code when the program ended");
+        if (mode_online)
+            write_online(1);
+        stream_flush_all();
+        return;
+    }
+    if (mode_offline && ts->ok)
+        trace_write_end(ts->st.w, TRACE_ROOT_ID, atomic_load(&root_kids),
+                        OSPG_LOC_NONE);
+    if (mode_online)
+        write_online(0);
     stream_flush_all();
 }
 
@@ -1565,8 +2073,9 @@ static void at_exit(void)
     }
     /* Our handler may run before libomp's own shutdown: an exit from the
      * program's serial code is the normal end of the run. */
-    if (ts && ts->ctx == &initial_ctx && !initial_ctx.waiting &&
-        initial_ctx.nfr == 0) {
+    if (main_began ? ts && ts->ctx == &initial_ctx && !initial_ctx.waiting &&
+                         initial_ctx.nfr == 0
+                   : gettid() == getpid()) {
         finish();
         return;
     }

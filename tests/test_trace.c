@@ -1248,7 +1248,7 @@ static void test_payload_errors(void)
         {"0380808080808080808002", 33, "varint overflows 64 bits"},
         {"0300000109", 36, "unknown record type 9"},
         {"08000000", 34, "note 0 unknown"},
-        {"08000500", 34, "note 5 unknown"},
+        {"08000600", 34, "note 6 unknown"},
         {"080001", 35, "record runs past the end of its block"},
         {"02020064060002", 38, "work flags 0x2 unknown"},
         {"020200640600", 38, "record runs past the end of its block"},

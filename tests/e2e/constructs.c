@@ -37,8 +37,12 @@
  *   runtime       schedule(runtime), OMP_SCHEDULE=dynamic,1 W 12 P 1
  *   collapse      collapse(2) 3 x 4, dynamic,1            W 12  P 1
  *   ordered       ordered dynamic,1 loop of 6: a unit, then
- *                 a unit in ordered (ordered is a W-node,
- *                 like critical)                          W 12  P 2
+ *                 a unit in ordered (the ordered blocks
+ *                 chain in iteration order)               W 12  P 7
+ *   doacross      dynamic,1 loop of 6: sink(i-1), a unit,
+ *                 source: a chain                         W 6   P 6
+ *   doacross2     dynamic,1 loop of 8: a unit, sink(i-2),
+ *                 a unit, source: two chains of 4          W 16  P 5
  *   untied        12 untied tasks                         W 12  P 1
  *   mergeable     12 mergeable tasks                      W 12  P 1
  *   final         a final task making 4 tasks (included,
@@ -293,6 +297,21 @@ static int run(const char *c)
             unit();
 #pragma omp ordered
             unit();
+        }
+    } else if (!strcmp(c, "doacross")) {
+#pragma omp parallel for ordered(1) schedule(dynamic, 1)
+        for (int i = 0; i < 6; i++) {
+#pragma omp ordered depend(sink : i - 1)
+            unit();
+#pragma omp ordered depend(source)
+        }
+    } else if (!strcmp(c, "doacross2")) {
+#pragma omp parallel for ordered(1) schedule(dynamic, 1)
+        for (int i = 0; i < 8; i++) {
+            unit();
+#pragma omp ordered depend(sink : i - 2)
+            unit();
+#pragma omp ordered depend(source)
         }
     } else if (!strcmp(c, "untied")) {
 #pragma omp parallel
