@@ -257,11 +257,12 @@ void report_note_text(char *buf, size_t len, uint32_t note, uint64_t value,
         unit = "units";
     switch (note) {
     case TRACE_NOTE_ONE_THREAD_LOOP:
-        snprintf(buf, len, "ran %" PRIu64 " time(s) in a team of one thread, "
-                 "where libomp reports a loop as a single chunk: its "
-                 "parallelism here is a lower bound (give nested regions "
-                 "threads with OMP_MAX_ACTIVE_LEVELS, or run with more "
-                 "threads)", value);
+        (void)value;
+        snprintf(buf, len, "ran in a team of one thread (a serialized "
+                 "nested region, or outside any parallel region), where "
+                 "libomp hands a loop out as a single chunk: its parallelism "
+                 "here is a lower bound; give nested regions threads with "
+                 "OMP_MAX_ACTIVE_LEVELS=2 (or more) to see it");
         break;
     case TRACE_NOTE_ORDERED_PREFIX:
         snprintf(buf, len, "ordered chain: chunks are modeled as free to start "

@@ -43,7 +43,7 @@ typedef enum trace_note {
     TRACE_NOTE_ONE_THREAD_LOOP = 1, /* a loop ran in a team of one: its
                                      * chunks were not reported, so its
                                      * parallelism is a lower bound; value:
-                                     * instances so run */
+                                     * 1 */
     TRACE_NOTE_ORDERED_PREFIX = 2,  /* an ordered or doacross loop's chunks
                                      * are modeled as starting with the
                                      * barrier phase, though a thread ran

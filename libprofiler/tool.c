@@ -15,6 +15,8 @@
  * first sight of a location.
  */
 #include <dlfcn.h>
+#include <link.h>
+#include <sys/auxv.h>
 #include <execinfo.h>
 #include <omp-tools.h>
 #include <pthread.h>
@@ -33,6 +35,7 @@
 #include "scenario.h"
 #include "spin.h"
 #include "stream.h"
+#include "tool.h"
 
 #define LOC_STACK 32
 #define DEP_BUF 64
@@ -165,6 +168,7 @@ typedef struct tctx {
 } tctx;
 
 #define CTX_CACHE 1024 /* free task contexts a thread keeps for reuse */
+#define NOTED_MAX 8    /* notes a thread remembers having written */
 
 typedef struct tstate {
     stream_thread st;
@@ -183,6 +187,8 @@ typedef struct tstate {
     uint64_t frag_start;
     tctx *ctx;
     tctx *pending;           /* created task awaiting its dependences */
+    struct { uint32_t loc, note; } noted[NOTED_MAX]; /* note_once */
+    int noted_next;
 } tstate;
 
 /* initial-exec: every callback reads it, and the default model for a
@@ -221,6 +227,8 @@ static char cmdline[4096];
 static char runtime_name[256];
 static char factor_list[256];
 static uint64_t cpu_before_tool; /* initial thread's CPU ns at tool start */
+static const void *init_site;    /* the program's call that started libomp */
+static int main_first_event = 1; /* the main thread's first construct */
 static uint64_t cpu_origin;      /* ... when the program proper began */
 
 static uint64_t thread_cpu_ns(void)
@@ -230,20 +238,61 @@ static uint64_t thread_cpu_ns(void)
     return (uint64_t)t.tv_sec * 1000000000u + (uint64_t)t.tv_nsec;
 }
 
+static volatile unsigned char prefault_sink;
+
+static int prefault_object(struct dl_phdr_info *info, size_t size, void *base)
+{
+    (void)size;
+    if (info->dlpi_addr != (uintptr_t)base)
+        return 0;
+    long page = sysconf(_SC_PAGESIZE);
+    for (int i = 0; i < info->dlpi_phnum; i++) {
+        const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
+        if (ph->p_type != PT_LOAD || !(ph->p_flags & PF_R))
+            continue;
+        uintptr_t a = (info->dlpi_addr + ph->p_vaddr) & ~(uintptr_t)(page - 1);
+        uintptr_t end = info->dlpi_addr + ph->p_vaddr + ph->p_memsz;
+        for (; a < end; a += (uintptr_t)page)
+            prefault_sink += *(volatile const unsigned char *)a;
+    }
+    return 1;
+}
+
+/* The OpenMP runtime initializes itself inside the program's first
+ * construct, and most of that time goes to page faults on its code and
+ * data, which the program's serial work would include: they are taken
+ * here, before the program starts, by reading each page of the runtime's
+ * file once. */
+static void prefault_runtime(void)
+{
+    Dl_info info;
+    void *entry = dlsym(RTLD_DEFAULT, "__kmpc_fork_call");
+    if (entry && dladdr(entry, &info) && info.dli_fbase)
+        dl_iterate_phdr(prefault_object, info.dli_fbase);
+}
+
+void tool_program_starts(void)
+{
+    cpu_origin = thread_cpu_ns();
+}
+
 /* Runs before main when the tool is preloaded (`whatif run`) or linked
- * in: the program's work starts here, after the dynamic loader.  Loaded
- * later by libomp (OMP_TOOL_LIBRARIES), the origin stays the thread's
- * start, so loading counts as serial work (docs/limits.md). */
+ * in: the program's work starts here, after the dynamic loader (preloaded,
+ * later still: preload.c).  Loaded later by libomp (OMP_TOOL_LIBRARIES),
+ * the origin stays the thread's start, so loading counts as serial work
+ * (docs/limits.md). */
 __attribute__((constructor)) static void on_load(void)
 {
     Dl_info self_info, exe_info;
-    extern char **environ;
-    int linked_in = dladdr((void *)on_load, &self_info) &&
-                    dladdr((void *)environ, &exe_info) &&
+    uintptr_t exe_phdr = (uintptr_t)getauxval(AT_PHDR);
+    int linked_in = exe_phdr && dladdr((void *)on_load, &self_info) &&
+                    dladdr((void *)exe_phdr, &exe_info) &&
                     self_info.dli_fbase == exe_info.dli_fbase;
     const char *pre = getenv("WHATIF_PRELOAD");
-    if (linked_in || (pre && !strcmp(pre, "1")))
+    if (linked_in || (pre && !strcmp(pre, "1"))) {
+        prefault_runtime();
         cpu_origin = thread_cpu_ns();
+    }
 }
 
 /* ---- Fragments ---- */
@@ -648,6 +697,19 @@ static void tool_note(tstate *ts, uint32_t loc, uint32_t note,
         online_note(loc, note, value);
 }
 
+/* A note that holds for every instance of a location: written once per
+ * thread and location (the last few are remembered). */
+static void note_once(tstate *ts, uint32_t loc, uint32_t note)
+{
+    for (int i = 0; i < NOTED_MAX; i++)
+        if (ts->noted[i].loc == loc && ts->noted[i].note == note)
+            return;
+    ts->noted[ts->noted_next].loc = loc;
+    ts->noted[ts->noted_next].note = note;
+    ts->noted_next = (ts->noted_next + 1) % NOTED_MAX;
+    tool_note(ts, loc, note, 1);
+}
+
 static void atomic_max(atomic_uint_fast64_t *a, uint64_t v)
 {
     uint64_t cur = atomic_load_explicit(a, memory_order_relaxed);
@@ -1035,6 +1097,24 @@ static void on_thread_end(ompt_data_t *thread_data)
 
 /* ---- Parallel regions and implicit tasks ---- */
 
+/* The main thread's first fragment runs from the program's start.  When
+ * its first construct is the very call that started the runtime, the
+ * fragment's end since the tool started is the runtime's initialization
+ * (topology, threads, the tool's own set-up), never program code: it is
+ * left out, the fragment ending where the runtime was entered (as near as
+ * can be seen: when the tool started). */
+static void start_work(tstate *ts, tctx *c, const void *code)
+{
+    if (c != &initial_ctx || !main_first_event)
+        return;
+    main_first_event = 0;
+    if (code && code == init_site && ts->in_frag &&
+        counter_counts_from_thread_start(&metric) &&
+        cpu_before_tool > cpu_origin)
+        ts->frag_start = counter_read(&metric, &ts->ct) -
+                         (cpu_before_tool - cpu_origin);
+}
+
 static void on_parallel_begin(ompt_data_t *enc_data, const ompt_frame_t *frame,
                               ompt_data_t *parallel_data, unsigned requested,
                               int flags, const void *code)
@@ -1049,6 +1129,7 @@ static void on_parallel_begin(ompt_data_t *enc_data, const ompt_frame_t *frame,
     tctx *c = enc_data ? enc_data->ptr : NULL;
     if (!ts || !c)
         return;
+    start_work(ts, c, code);
     frag_close(ts);
     region *r = calloc(1, sizeof(*r));
     if (!r)
@@ -1499,7 +1580,7 @@ static const void *user_call_site(const void *code)
 }
 
 static void loop_begin(tstate *ts, tctx *c, const void *code, int dir,
-                       int one_chunk)
+                       int one_chunk, uint64_t count)
 {
     end_scope(ts, c, OSPG_LOC_NONE);
     c->ws_seq++;
@@ -1520,6 +1601,11 @@ static void loop_begin(tstate *ts, tctx *c, const void *code, int dir,
         c->loop_owner = *ins(c);
     }
     c->loop_loc = stream_loc(&ts->st, code, dir);
+    /* In a team of one libomp reports no chunks: the loop looks serial. */
+    if (count > 1 && (!c->region || atomic_load_explicit(
+                                        &c->region->team,
+                                        memory_order_relaxed) <= 1))
+        note_once(ts, c->loop_loc, TRACE_NOTE_ONE_THREAD_LOOP);
     c->loop_static = one_chunk;
     c->in_loop = 1;
     c->ol = NULL;
@@ -1579,7 +1665,7 @@ static void on_work(ompt_work_t type, ompt_scope_endpoint_t endpoint,
         if (begin)
             loop_begin(ts, c, code,
                        type == ompt_work_sections ? DIR_SECTIONS : DIR_LOOP,
-                       1);
+                       1, count);
         else
             loop_end(ts, c);
         break;
@@ -1588,7 +1674,7 @@ static void on_work(ompt_work_t type, ompt_scope_endpoint_t endpoint,
     case ompt_work_loop_guided:
     case ompt_work_loop_other:
         if (begin)
-            loop_begin(ts, c, code, DIR_LOOP, 0);
+            loop_begin(ts, c, code, DIR_LOOP, 0, count);
         else
             loop_end(ts, c);
         break;
@@ -2176,6 +2262,25 @@ static void write_meta(void)
 
 static ompt_start_tool_result_t result = {on_initialize, on_finalize, {0}};
 
+/* The return address of the program's call into the runtime that is
+ * starting it now (the first frame past the runtime's on the stack).  When
+ * the first construct the main thread reports is that same call, the
+ * runtime's initialization ran inside it, not program code (start_work).
+ * backtrace() also loads its unwinder here, not in a callback. */
+static void find_init_site(void)
+{
+    void *frames[CALL_SITE_FRAMES];
+    int n = backtrace(frames, CALL_SITE_FRAMES);
+    Dl_info rt, fi;
+    if (n < 3 || !dladdr(frames[1], &rt))
+        return;
+    for (int i = 2; i < n; i++)
+        if (dladdr(frames[i], &fi) && fi.dli_fbase != rt.dli_fbase) {
+            init_site = frames[i];
+            return;
+        }
+}
+
 /* Reads WHATIF_* once.  A bad value disables profiling with one line on
  * stderr; the program itself runs unchanged. */
 __attribute__((visibility("default"))) ompt_start_tool_result_t *
@@ -2242,9 +2347,6 @@ ompt_start_tool(unsigned int omp_version,
     if (mode_online)
         stream_set_loc_hook(online_loc);
     read_cmdline();
-    /* backtrace() loads its unwinder at the first call: not in a
-     * callback. */
-    void *frame[2];
-    backtrace(frame, 2);
+    find_init_site();
     return &result;
 }
