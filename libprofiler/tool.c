@@ -185,6 +185,7 @@ typedef struct tstate {
     online_queue *q;         /* on the fly: this thread's records */
     int in_frag;
     uint64_t frag_start;
+    uint64_t frag_opens;     /* fragments opened: tool_runtime_leave */
     tctx *ctx;
     tctx *pending;           /* created task awaiting its dependences */
     struct { uint32_t loc, note; } noted[NOTED_MAX]; /* note_once */
@@ -218,18 +219,28 @@ static pthread_mutex_t roots_lock = PTHREAD_MUTEX_INITIALIZER;
 static struct tctx *extra_roots;  /* open ones (roots_lock) */
 static int extra_root_count;      /* ever begun (roots_lock) */
 static atomic_int setup_done;     /* the first initial thread's set-up */
-/* The root's child index kept for the main thread's serial code when the
- * program's own threads run OpenMP first: a serial prefix, as the code a
- * program runs before it starts threads and after it joins them is. */
-static uint64_t main_prefix_idx = UINT64_MAX;
+/* The root's child index kept for the main thread's next serial fragment:
+ * a thread of the program's that starts while the main thread runs serial
+ * code comes after that whole fragment (a serial prefix, as the code a
+ * program runs before it starts threads and after it joins them is; the
+ * join itself is not seen).  UINT64_MAX: none kept. */
+static _Atomic uint64_t main_pending_idx = UINT64_MAX;
 static int finalized;
 static char cmdline[4096];
 static char runtime_name[256];
 static char factor_list[256];
 static uint64_t cpu_before_tool; /* initial thread's CPU ns at tool start */
 static const void *init_site;    /* the program's call that started libomp */
+#define INIT_SITE_SLACK 64       /* bytes of code between it and a construct */
 static int main_first_event = 1; /* the main thread's first construct */
 static uint64_t cpu_origin;      /* ... when the program proper began */
+/* The main thread's CPU ns when it entered the fork that started the
+ * runtime (interpose.c), 0 when none did: its serial work ends there. */
+static uint64_t cpu_runtime_entry;
+/* The calling thread entered a fork before the runtime knew it: its
+ * initial task, begun inside that fork, has no program code to measure
+ * before the region. */
+static __thread int fork_registers;
 
 static uint64_t thread_cpu_ns(void)
 {
@@ -301,6 +312,7 @@ static inline void frag_open(tstate *ts)
 {
     ts->frag_start = counter_read(&metric, &ts->ct);
     ts->in_frag = 1;
+    ts->frag_opens++;
 }
 
 static inline frame *top(tctx *c)
@@ -408,7 +420,13 @@ static inline uint64_t child_idx(cnode *p)
 static void emit_work(tstate *ts, cnode *p, uint64_t work, uint32_t loc,
                       unsigned flags)
 {
-    uint64_t idx = child_idx(p);
+    uint64_t idx = UINT64_MAX;
+    if (p->id == TRACE_ROOT_ID &&
+        atomic_load_explicit(&main_pending_idx, memory_order_relaxed) !=
+            UINT64_MAX)
+        idx = atomic_exchange(&main_pending_idx, UINT64_MAX);
+    if (idx == UINT64_MAX)
+        idx = child_idx(p);
     uint32_t region = ts->ctx ? ts->ctx->path : 0;
     if (mode_offline && ts->ok)
         trace_write_work(ts->st.w, p->id, idx, work, loc, region, flags);
@@ -472,8 +490,14 @@ static void frag_close(tstate *ts)
         materialize_chunk(ts, c, 0);
     if (c->nfr && top(c)->fresh)
         top(c)->fresh = 0;
-    if (!work)
+    if (!work) {
+        /* an index kept for the main thread's fragment must be filled */
+        if (c == &initial_ctx && cur(c)->id == TRACE_ROOT_ID &&
+            atomic_load_explicit(&main_pending_idx, memory_order_relaxed) !=
+                UINT64_MAX)
+            emit_work(ts, cur(c), 0, OSPG_LOC_PROGRAM, 0);
         return;
+    }
     if (c->kind == CTX_IMPLICIT)
         c->share_work += work;
     if (c->ol && in_pieces(c))
@@ -1097,22 +1121,42 @@ static void on_thread_end(ompt_data_t *thread_data)
 
 /* ---- Parallel regions and implicit tasks ---- */
 
+/* Where the main thread's serial code before the runtime ended: its
+ * entry into the fork that started the runtime when the wrapper saw it,
+ * else the tool's start (the runtime's set-up before that included). */
+static uint64_t main_runtime_entry(void)
+{
+    return cpu_runtime_entry ? cpu_runtime_entry : cpu_before_tool;
+}
+
 /* The main thread's first fragment runs from the program's start.  When
- * its first construct is the very call that started the runtime, the
+ * its first construct is the very call that started the runtime (or is a
+ * few instructions after it), the
  * fragment's end since the tool started is the runtime's initialization
  * (topology, threads, the tool's own set-up), never program code: it is
  * left out, the fragment ending where the runtime was entered (as near as
  * can be seen: when the tool started). */
 static void start_work(tstate *ts, tctx *c, const void *code)
 {
+    /* only while the fragment opened at the initial task's begin is the
+     * one still open (an API call such as omp_control_tool may have
+     * started the runtime and cut it already) */
     if (c != &initial_ctx || !main_first_event)
         return;
     main_first_event = 0;
-    if (code && code == init_site && ts->in_frag &&
-        counter_counts_from_thread_start(&metric) &&
-        cpu_before_tool > cpu_origin)
+    if (ts->frag_opens != 1)
+        return;
+    /* The same call, or one a few instructions before it (clang calls
+     * __kmpc_push_num_threads just before __kmpc_fork_call): no more than
+     * argument set-up of the program's ran in between. */
+    uintptr_t a = (uintptr_t)code, b = (uintptr_t)init_site;
+    int same_call = cpu_runtime_entry ||
+                    (code && init_site && a >= b && a - b <= INIT_SITE_SLACK);
+    uint64_t entry = main_runtime_entry();
+    if (same_call && ts->in_frag &&
+        counter_counts_from_thread_start(&metric) && entry > cpu_origin)
         ts->frag_start = counter_read(&metric, &ts->ct) -
-                         (cpu_before_tool - cpu_origin);
+                         (entry - cpu_origin);
 }
 
 static void on_parallel_begin(ompt_data_t *enc_data, const ompt_frame_t *frame,
@@ -1185,8 +1229,8 @@ static void root_begin(tstate *ts, ompt_data_t *task_data)
     c->base_loc = OSPG_LOC_PROGRAM;
     cnode root = {TRACE_ROOT_ID, 0};
     pthread_mutex_lock(&roots_lock);
-    if (!main_began && main_prefix_idx == UINT64_MAX)
-        main_prefix_idx = child_idx(&root);
+    if (atomic_load(&main_pending_idx) == UINT64_MAX)
+        atomic_store(&main_pending_idx, child_idx(&root));
     pthread_mutex_unlock(&roots_lock);
     begin_node(ts, &c->node, &root, child_idx(&root), OSPG_P, OSPG_LOC_NONE,
                0, NULL);
@@ -1196,6 +1240,10 @@ static void root_begin(tstate *ts, ompt_data_t *task_data)
     extra_root_count++;
     pthread_mutex_unlock(&roots_lock);
     ts->ctx = c;
+    if (fork_registers) { /* runtime code up to the region's begin */
+        fork_registers = 0;
+        return;
+    }
     frag_open(ts);
 }
 
@@ -1258,11 +1306,7 @@ static void on_implicit_task(ompt_scope_endpoint_t endpoint,
         if (endpoint == ompt_scope_begin && gettid() == getpid()) {
             pthread_mutex_lock(&roots_lock);
             main_began = 1;
-            uint64_t kept = main_prefix_idx;
-            main_prefix_idx = UINT64_MAX;
             pthread_mutex_unlock(&roots_lock);
-            if (kept != UINT64_MAX) /* the main thread came late */
-                record_work_at(ts, TRACE_ROOT_ID, kept, 0);
             initial_ctx.kind = CTX_INITIAL;
             initial_ctx.node.id = TRACE_ROOT_ID;
             initial_ctx.base_loc = OSPG_LOC_PROGRAM;
@@ -1272,9 +1316,10 @@ static void on_implicit_task(ompt_scope_endpoint_t endpoint,
             /* libomp starts the tool at its first construct: the serial
              * code before it is still the program's work, the runtime's
              * and the tool's start-up since then is not. */
+            uint64_t entry = main_runtime_entry();
             if (counter_counts_from_thread_start(&metric) &&
-                cpu_before_tool > cpu_origin)
-                ts->frag_start -= cpu_before_tool - cpu_origin;
+                entry > cpu_origin)
+                ts->frag_start -= entry - cpu_origin;
         } else if (endpoint == ompt_scope_begin) {
             root_begin(ts, task_data);
         } else {
@@ -1867,39 +1912,71 @@ static void on_dependences(ompt_data_t *task_data,
     flush_pending(ts, deps, ndeps);
 }
 
-/* libomp reports depend(sink) only after it has spun waiting for the
- * source: were that callback all whatif had, the wait would count as work
- * of the code before it.  When the tool is preloaded or linked in, this
- * definition comes first: it ends the fragment before the runtime waits.
- * (Attached through OMP_TOOL_LIBRARIES alone, it is not: docs/limits.md.) */
-typedef void (*doacross_wait_fn)(void *, int, const int64_t *);
-static _Atomic(doacross_wait_fn) real_doacross_wait;
-
-__attribute__((visibility("default"))) void
-__kmpc_doacross_wait(void *loc, int gtid, const int64_t *vec)
+void tool_fork_enters(void)
 {
-    doacross_wait_fn real = atomic_load(&real_doacross_wait);
-    if (!real) {
-        real = (doacross_wait_fn)dlsym(RTLD_NEXT, "__kmpc_doacross_wait");
-        atomic_store(&real_doacross_wait, real);
+    tstate *ts = self;
+    if (active && !ts)
+        fork_registers = 1;
+    if (!active || !ts) {
+        /* the runtime starts inside this fork: the program's work so far
+         * ends here (the main thread's, while it is the first) */
+        if (!active && !cpu_runtime_entry && gettid() == getpid())
+            cpu_runtime_entry = thread_cpu_ns();
+        return;
     }
+    if (atomic_load_explicit(&unsupported, memory_order_relaxed) || !ts->ctx)
+        return;
+    if (ts->pending)
+        flush_pending(ts, NULL, 0);
+    frag_close(ts);
+}
+
+/* A sink is about to wait (interpose.c): the fragment ends before the
+ * runtime spins.  Returns 1 when the wait is the tool's to close. */
+int tool_doacross_wait_begin(void)
+{
     tstate *ts = active ? enter() : NULL;
     tctx *c = ts ? ts->ctx : NULL;
-    if (c && c->in_loop && !c->waiting) {
-        ordered_event(ts, c);
-        frag_close(ts);
-        c->waiting = 1;
-    } else {
-        c = NULL;
-    }
-    if (real)
-        real(loc, gtid, vec);
-    /* No callback came (a sink outside the iteration space, a team of
-     * one): the code goes on in the same piece. */
-    if (c && ts == self && c->waiting) {
+    if (!c || !c->in_loop || c->waiting)
+        return 0;
+    ordered_event(ts, c);
+    frag_close(ts);
+    c->waiting = 1;
+    return 1;
+}
+
+/* The sink returned.  No callback came (a sink outside the iteration
+ * space, a team of one): the code goes on in the same piece. */
+void tool_doacross_wait_end(void)
+{
+    tstate *ts = self;
+    tctx *c = ts ? ts->ctx : NULL;
+    if (c && c->waiting) {
         c->waiting = 0;
         frag_open(ts);
     }
+}
+
+void tool_runtime_enter(tool_runtime_span *sp)
+{
+    tstate *ts = active ? self : NULL;
+    sp->active = ts && ts->in_frag;
+    if (!sp->active)
+        return;
+    sp->opens = ts->frag_opens;
+    sp->start = counter_read(&metric, &ts->ct);
+}
+
+void tool_runtime_leave(const tool_runtime_span *sp)
+{
+    tstate *ts = self;
+    if (!sp->active || !ts || !ts->in_frag)
+        return;
+    uint64_t now = counter_read(&metric, &ts->ct);
+    if (ts->frag_opens == sp->opens)
+        ts->frag_start += now > sp->start ? now - sp->start : 0;
+    else
+        ts->frag_start = now; /* the fragment opened inside the call */
 }
 
 static void on_task_schedule(ompt_data_t *prior_data,
@@ -2089,15 +2166,19 @@ static void finish(void)
     if (main_began) {
         frag_close(ts);
         end_scope(ts, &initial_ctx, OSPG_LOC_NONE);
+        /* an index kept for a fragment that never came to the root */
+        uint64_t kept = atomic_exchange(&main_pending_idx, UINT64_MAX);
+        if (kept != UINT64_MAX)
+            record_work_at(ts, TRACE_ROOT_ID, kept, 0);
     } else {
         /* The main thread's own serial code, never cut by a construct:
          * its CPU time since the program began, where the clock tells. */
         uint64_t now = thread_cpu_ns(), work = 0;
         if (counter_counts_from_thread_start(&metric) && now > cpu_origin)
             work = now - cpu_origin;
-        uint64_t idx = main_prefix_idx != UINT64_MAX ? main_prefix_idx
-                                                     : child_idx(&root);
-        record_work_at(ts, TRACE_ROOT_ID, idx, work);
+        uint64_t idx = atomic_exchange(&main_pending_idx, UINT64_MAX);
+        record_work_at(ts, TRACE_ROOT_ID,
+                       idx != UINT64_MAX ? idx : child_idx(&root), work);
     }
     char n[32];
     snprintf(n, sizeof(n), "%u", stream_count());

@@ -2,9 +2,34 @@
 #ifndef WHATIF_TOOL_H
 #define WHATIF_TOOL_H
 
+#include <stdint.h>
+
 /* The program proper begins now (called once, before main, by the
  * preloaded tool's __libc_start_main wrapper): its serial work is counted
  * from here. */
 void tool_program_starts(void);
+
+/* The OpenMP runtime's entry points interpose.c wraps, when the tool is
+ * preloaded or linked in: the runtime's own time inside them is left out
+ * of the fragment that called them.  enter and leave bracket the real
+ * call: the time after the last callback inside the call, or the whole
+ * call when none came, leaves the fragment. */
+typedef struct tool_runtime_span {
+    int active;
+    uint64_t opens;
+    uint64_t start;
+} tool_runtime_span;
+void tool_runtime_enter(tool_runtime_span *sp);
+void tool_runtime_leave(const tool_runtime_span *sp);
+
+/* The program enters __kmpc_fork_call: its fragment ends here, before the
+ * runtime's own work towards the parallel-begin event. */
+void tool_fork_enters(void);
+
+/* depend(sink) waits inside the runtime before its callback: the wrapper
+ * ends the fragment before the wait (begin returns 1 when it did) and
+ * reopens it when no callback came. */
+int tool_doacross_wait_begin(void);
+void tool_doacross_wait_end(void);
 
 #endif

@@ -1,0 +1,351 @@
+/* shapes.c - the shapes third-party programs have and calibrated tests
+ * lacked: each once lost a profile or gave a wrong one.
+ *
+ *   shapes CASE
+ *
+ * Every case burns C ms serially before and after its construct and times
+ * all of its fragments itself (selftime.h): it prints the exact work and
+ * span of its structure ("whatif-expect"), and the number of dynamic
+ * instances of the constructs a test checks ("whatif-count").
+ *
+ *   taskloop_split  single runs 3 taskloops grainsize(1) of 96 tasks: more
+ *                   than 10 x threads, so libomp splits each recursively
+ *                   through helper tasks that create tasks on other threads
+ *   taskloop_huge   one taskloop grainsize(1000) over 3e6 iterations
+ *   taskloop_rec    a task tree whose every task runs a taskloop
+ *                   grainsize(1) (a parallel partition), then two tasks
+ *   taskloop_nt     taskloop num_tasks(nt), nt = 60 ... 119, each in a
+ *                   region of its own
+ *   nest_deep       parallel num_threads(2) nested 8 deep (recursion)
+ *   nest_wide       20 x parallel num_threads(8) { parallel num_threads(3) }
+ *   dup             a task construct inlined twice into a recursion: two
+ *                   runtime calls, one directive
+ *   pthreads        3 threads of the program's own each run a loop
+ *   pthreads10      10 threads of the program's own each run a region
+ *   inner_serial    a dynamic loop in a nested region that runs serialized
+ *   startup         main runs one parallel region and nothing else
+ *   wtime_only      the program only calls omp_get_wtime (no construct)
+ */
+#include <omp.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "selftime.h"
+
+#define C_MS 10.0
+
+static _Atomic uint64_t total_work; /* of everything but the serial ends */
+
+static void add_work(uint64_t ns)
+{
+    atomic_fetch_add(&total_work, ns);
+}
+
+/* ---- taskloops ---- */
+
+#define SPLIT_TASKS 96
+#define SPLIT_LOOPS 3
+
+static uint64_t taskloop_split(void)
+{
+    static uint64_t t[SPLIT_LOOPS][SPLIT_TASKS];
+    uint64_t span = 0;
+#pragma omp parallel
+#pragma omp single
+    for (int r = 0; r < SPLIT_LOOPS; r++) {
+#pragma omp taskloop grainsize(1)
+        for (int i = 0; i < SPLIT_TASKS; i++)
+            t[r][i] = st_burn(0.5);
+    }
+    for (int r = 0; r < SPLIT_LOOPS; r++) {
+        uint64_t most = 0;
+        for (int i = 0; i < SPLIT_TASKS; i++) {
+            add_work(t[r][i]);
+            most = st_max(most, t[r][i]);
+        }
+        span += most;
+    }
+    st_count("taskloop", SPLIT_LOOPS);
+    return span;
+}
+
+static void taskloop_huge(void)
+{
+    static double v[3000000];
+    double s = 0;
+#pragma omp parallel
+#pragma omp single
+    {
+#pragma omp taskloop grainsize(1000) reduction(+ : s)
+        for (int i = 0; i < 3000000; i++) {
+            v[i] = i * 0.5;
+            s += v[i];
+        }
+    }
+    st_count("taskloop", 1);
+    if (s < 0)
+        printf("%f\n", s);
+}
+
+#define REC_PARTS 16
+
+/* A task of the tree: a taskloop over its parts, then two children.
+ * Returns the span of its subtree. */
+static uint64_t rec_node(int depth)
+{
+    uint64_t t[REC_PARTS], most = 0, c[2] = {0, 0};
+#pragma omp taskloop grainsize(1) shared(t)
+    for (int i = 0; i < REC_PARTS; i++)
+        t[i] = st_burn(0.2);
+    for (int i = 0; i < REC_PARTS; i++) {
+        add_work(t[i]);
+        most = st_max(most, t[i]);
+    }
+    if (depth > 0) {
+        for (int k = 0; k < 2; k++) {
+#pragma omp task shared(c)
+            c[k] = rec_node(depth - 1);
+        }
+#pragma omp taskwait
+    }
+    return most + st_max(c[0], c[1]);
+}
+
+static uint64_t taskloop_rec(void)
+{
+    uint64_t span = 0;
+#pragma omp parallel
+#pragma omp single
+    span = rec_node(3);
+    st_count("taskloop", 15);
+    return span;
+}
+
+static void taskloop_nt(void)
+{
+    double s = 0;
+    for (int nt = 60; nt < 120; nt++) {
+#pragma omp parallel
+#pragma omp master
+#pragma omp taskloop num_tasks(nt) reduction(+ : s)
+        for (int i = 0; i < 1120; i++)
+            s += i * 0.5;
+    }
+    st_count("taskloop", 60);
+    if (s < 0)
+        printf("%f\n", s);
+}
+
+/* ---- nesting ---- */
+
+#define DEEP 8
+
+/* Each level's two threads burn, then nest one level deeper; returns the
+ * span of the level's region. */
+static uint64_t deep(int level)
+{
+    uint64_t span[2] = {0, 0};
+#pragma omp parallel num_threads(2)
+    {
+        int me = omp_get_thread_num();
+        uint64_t own = st_burn(0.3);
+        add_work(own);
+        uint64_t below = level > 1 ? deep(level - 1) : 0;
+        if (me < 2)
+            span[me] = own + below;
+    }
+    return st_max(span[0], span[1]);
+}
+
+static uint64_t nest_wide(void)
+{
+    uint64_t span = 0;
+    for (int r = 0; r < 20; r++) {
+        _Atomic uint64_t most = 0;
+        long hits = 0;
+#pragma omp parallel num_threads(8)
+#pragma omp parallel num_threads(3)
+        {
+            uint64_t own = st_burn(0.2);
+            add_work(own);
+            uint64_t m = atomic_load(&most);
+            while (own > m && !atomic_compare_exchange_weak(&most, &m, own))
+                ;
+#pragma omp atomic
+            hits++;
+        }
+        span += atomic_load(&most);
+    }
+    st_count("parallel", 20 * 9);
+    return span;
+}
+
+/* ---- a directive the compiler emits twice ---- */
+
+static uint64_t dup_rec(int depth);
+
+static inline __attribute__((always_inline)) void dup_spawn(uint64_t *out,
+                                                            int depth)
+{
+#pragma omp task shared(out)
+    *out = dup_rec(depth);
+}
+
+static uint64_t dup_rec(int depth)
+{
+    uint64_t own = st_burn(0.3), c[2] = {0, 0};
+    add_work(own);
+    if (depth > 0) {
+        if (depth & 1) {
+            dup_spawn(&c[0], depth - 1);
+            dup_spawn(&c[1], depth - 1);
+        } else {
+            dup_spawn(&c[1], depth - 1);
+            dup_spawn(&c[0], depth - 1);
+        }
+#pragma omp taskwait
+    }
+    return own + st_max(c[0], c[1]);
+}
+
+static uint64_t dup(void)
+{
+    uint64_t span = 0;
+#pragma omp parallel
+#pragma omp single
+    span = dup_rec(5);
+    st_count("task", (1u << 6) - 2);
+    return span;
+}
+
+/* ---- threads of the program's own ---- */
+
+typedef struct pthread_arg {
+    int region_only;
+    uint64_t span;
+} pthread_arg;
+
+/* The thread is new to the runtime until its first construct: the code
+ * before that construct is no OpenMP thread's, and not profiled. */
+static void *pthread_body(void *p)
+{
+    pthread_arg *a = p;
+    uint64_t t[8] = {0};
+    st_burn(1);
+    if (a->region_only) {
+#pragma omp parallel
+        t[omp_get_thread_num() & 7] = st_burn(1);
+        uint64_t most = 0;
+        for (int i = 0; i < 8; i++) {
+            add_work(t[i]);
+            most = st_max(most, t[i]);
+        }
+        a->span = most;
+        return NULL;
+    }
+#pragma omp parallel for schedule(dynamic)
+    for (int i = 0; i < 8; i++)
+        t[i] = st_burn(1);
+    uint64_t most = 0;
+    for (int i = 0; i < 8; i++) {
+        add_work(t[i]);
+        most = st_max(most, t[i]);
+    }
+    uint64_t post = st_burn(2);
+    add_work(post);
+    a->span = most + post;
+    return NULL;
+}
+
+/* The threads are modeled as parallel with the main thread's code, which
+ * forms a serial prefix (docs/limits.md): the span is the main thread's
+ * serial code plus the longest thread. */
+static uint64_t main_serial; /* the main thread's own code in a case */
+
+static uint64_t pthreads(int n, int region_only)
+{
+    pthread_t th[16];
+    pthread_arg a[16];
+    uint64_t span = 0, t0 = st_now();
+    for (int i = 0; i < n; i++) {
+        a[i].region_only = region_only;
+        pthread_create(&th[i], NULL, pthread_body, &a[i]);
+    }
+    for (int i = 0; i < n; i++) {
+        pthread_join(th[i], NULL);
+        span = st_max(span, a[i].span);
+    }
+    /* creating and joining threads is serial work of the main thread's */
+    main_serial += st_now() - t0;
+    return span;
+}
+
+/* ---- the rest ---- */
+
+static void inner_serial(void)
+{
+#pragma omp parallel num_threads(2)
+    {
+#pragma omp parallel for schedule(dynamic) num_threads(2)
+        for (int i = 0; i < 8; i++)
+            add_work(st_burn(1));
+    }
+}
+
+int main(int argc, char **argv)
+{
+    if (argc != 2) {
+        fprintf(stderr, "usage: shapes CASE\n");
+        return 2;
+    }
+    const char *c = argv[1];
+    if (!strcmp(c, "wtime_only")) {
+        double t = omp_get_wtime();
+        printf("ok %s %d\n", c, t >= 0);
+        return 0;
+    }
+    if (!strcmp(c, "startup")) {
+        int s = 0;
+#pragma omp parallel reduction(+ : s)
+        s += 1;
+        printf("ok %s %d\n", c, s > 0);
+        return 0;
+    }
+    /* The main thread's serial code: its CPU time since it began, which
+     * whatif counts from main (a few microseconds of start-up aside). */
+    uint64_t pre = st_burn(C_MS), span;
+    if (!strcmp(c, "taskloop_split"))
+        span = taskloop_split();
+    else if (!strcmp(c, "taskloop_rec"))
+        span = taskloop_rec();
+    else if (!strcmp(c, "nest_deep"))
+        span = deep(DEEP);
+    else if (!strcmp(c, "nest_wide"))
+        span = nest_wide();
+    else if (!strcmp(c, "dup"))
+        span = dup();
+    else if (!strcmp(c, "pthreads"))
+        span = pthreads(3, 0);
+    else if (!strcmp(c, "pthreads10"))
+        span = pthreads(10, 1);
+    else if (!strcmp(c, "inner_serial"))
+        span = 0, inner_serial();
+    else if (!strcmp(c, "taskloop_huge"))
+        span = 0, taskloop_huge();
+    else if (!strcmp(c, "taskloop_nt"))
+        span = 0, taskloop_nt();
+    else {
+        fprintf(stderr, "shapes: unknown case '%s'\n", c);
+        return 2;
+    }
+    uint64_t post = st_burn(C_MS);
+    /* Cases without a timed structure only check the profile's shape. */
+    if (span)
+        st_expect(pre + post + main_serial + atomic_load(&total_work),
+                  pre + post + main_serial + span);
+    printf("ok %s\n", c);
+    return 0;
+}
