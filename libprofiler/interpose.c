@@ -50,6 +50,7 @@ EXPORT void *__kmpc_omp_task_alloc(void *loc, int32_t gtid, int32_t flags,
     tool_runtime_enter(&sp);
     void *t = real(loc, gtid, flags, task_size, shareds_size, entry);
     tool_runtime_leave(&sp);
+    tool_task_allocated(t);
     return t;
 }
 
@@ -59,6 +60,8 @@ EXPORT int32_t __kmpc_omp_task(void *loc, int32_t gtid, void *task)
     REAL(task_fn, __kmpc_omp_task)
     if (!real)
         return 0;
+    if (tool_task_requeued(task))
+        return real(loc, gtid, task);
     tool_runtime_span sp;
     tool_runtime_enter(&sp);
     int32_t r = real(loc, gtid, task);

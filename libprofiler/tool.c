@@ -164,6 +164,10 @@ typedef struct tctx {
     ospg_kind pend_kind;
     struct tstate *home;     /* the thread whose spares it returns to */
     struct tctx *next_root;  /* extra roots: the open ones (roots_lock) */
+    void *rt_task;           /* the runtime's kmp_task_t (interpose.c) */
+    int untied;              /* may move between threads */
+    struct tctx *sched_prior; /* explicit: the task it interrupted on the
+                              * thread running it, resumed when it ends */
     struct tctx *next_spare;
 } tctx;
 
@@ -188,6 +192,7 @@ typedef struct tstate {
     uint64_t frag_opens;     /* fragments opened: tool_runtime_leave */
     tctx *ctx;
     tctx *pending;           /* created task awaiting its dependences */
+    void *last_alloc;        /* the task the runtime allocated last */
     struct { uint32_t loc, note; } noted[NOTED_MAX]; /* note_once */
     int noted_next;
 } tstate;
@@ -1078,6 +1083,25 @@ static void mark_unsupported(const char *construct, const void *code)
                  construct);
 }
 
+static ompt_get_task_info_t get_task_info;
+
+/* An untied task may have left this thread with no event: libomp ends
+ * a part of it silently (__kmp_task_finish, "partially done") and resumes
+ * the task below it, while another thread may run the next part.  Before
+ * this thread records anything, the runtime is asked which task it runs
+ * now (only while the thread thinks it runs an untied task). */
+static void resync_untied(tstate *ts)
+{
+    ompt_data_t *td = NULL;
+    int type = 0;
+    if (!get_task_info || !get_task_info(0, &type, &td, NULL, NULL, NULL) ||
+        !td)
+        return;
+    tctx *now = td->ptr;
+    if (now && now != ts->ctx)
+        ts->ctx = now;
+}
+
 static tstate *enter(void)
 {
     tstate *ts = self;
@@ -1085,6 +1109,8 @@ static tstate *enter(void)
         return NULL;
     if (ts && ts->pending)
         flush_pending(ts, NULL, 0);
+    if (ts && ts->ctx && ts->ctx->untied)
+        resync_untied(ts);
     return ts;
 }
 
@@ -1838,6 +1864,9 @@ static void on_task_create(ompt_data_t *enc_data, const ompt_frame_t *frame,
         return;
     }
     t->kind = CTX_EXPLICIT;
+    t->untied = (flags & ompt_task_untied) != 0;
+    t->rt_task = ts->last_alloc;
+    ts->last_alloc = NULL;
     t->path = t->base_path = c->path;
     if (!spawn_loc) {
         spawn_loc = c->taskloop_loc;
@@ -1991,6 +2020,8 @@ static void on_task_schedule(ompt_data_t *prior_data,
     int ended = p && p->kind == CTX_EXPLICIT &&
                 (status == ompt_task_complete || status == ompt_task_cancel ||
                  status == ompt_task_detach);
+    /* the task the runtime returns to when the next one's part ends */
+    tctx *below = ended ? p->sched_prior : p;
     if (ended) {
         end_frames(ts, p);
         end_scope(ts, p, OSPG_LOC_NONE);
@@ -2006,11 +2037,38 @@ static void on_task_schedule(ompt_data_t *prior_data,
     tctx *n = next_data ? next_data->ptr : ts->ctx;
     if (status == ompt_taskwait_complete && n)
         n->waiting = 0;
-    if (n && n->kind == CTX_EXPLICIT)
+    if (n && n->kind == CTX_EXPLICIT) {
         ensure_begun(ts, n);
+        if (n != below) /* a start, not a return to it */
+            n->sched_prior = below;
+    }
     ts->ctx = n;
     if (n && !n->waiting)
         frag_open(ts);
+}
+
+void tool_task_allocated(void *task)
+{
+    tstate *ts = active ? self : NULL;
+    if (ts)
+        ts->last_alloc = task;
+}
+
+/* clang ends each part of an untied task by queueing the task again
+ * (__kmpc_omp_task on itself) and returning; libomp then resumes the task
+ * below it with no event, and any thread may run the next part.  So the
+ * part ends here: the thread goes back to the task it ran before. */
+int tool_task_requeued(void *task)
+{
+    tstate *ts = active ? enter() : NULL;
+    tctx *c = ts ? ts->ctx : NULL;
+    if (!c || c->kind != CTX_EXPLICIT || !task || c->rt_task != task)
+        return 0;
+    frag_close(ts);
+    ts->ctx = c->sched_prior;
+    if (ts->ctx && !ts->ctx->waiting)
+        frag_open(ts);
+    return 1;
 }
 
 /* ---- What-if regions (include/whatif.h) ---- */
@@ -2267,6 +2325,7 @@ static int on_initialize(ompt_function_lookup_t lookup, int device,
         (ompt_set_callback_t)lookup("ompt_set_callback");
     if (!set_cb)
         return 0;
+    get_task_info = (ompt_get_task_info_t)lookup("ompt_get_task_info");
     REGISTER(ompt_callback_thread_begin, on_thread_begin);
     REGISTER(ompt_callback_thread_end, on_thread_end);
     REGISTER(ompt_callback_parallel_begin, on_parallel_begin);

@@ -22,6 +22,14 @@ typedef struct tool_runtime_span {
 void tool_runtime_enter(tool_runtime_span *sp);
 void tool_runtime_leave(const tool_runtime_span *sp);
 
+/* The runtime allocated task (a kmp_task_t): the creation event that
+ * follows on this thread is its. */
+void tool_task_allocated(void *task);
+/* __kmpc_omp_task(task) is about to queue task: returns 1 when it is the
+ * running untied task ending a part (the thread goes back to the task
+ * below it). */
+int tool_task_requeued(void *task);
+
 /* The program enters __kmpc_fork_call: its fragment ends here, before the
  * runtime's own work towards the parallel-begin event. */
 void tool_fork_enters(void);

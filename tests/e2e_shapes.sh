@@ -26,6 +26,7 @@ cases=(
   "nest_deep      OMP_MAX_ACTIVE_LEVELS=8 2"
   "nest_wide      OMP_MAX_ACTIVE_LEVELS=2 2"
   "dup            - 1"
+  "untied         - 3"
   "pthreads       - 1"
   "pthreads10     - 1"
 )

@@ -20,6 +20,9 @@
  *   nest_wide       20 x parallel num_threads(8) { parallel num_threads(3) }
  *   dup             a task construct inlined twice into a recursion: two
  *                   runtime calls, one directive
+ *   untied          a tree of untied tasks, each creating its children in
+ *                   a function it calls (libomp moves such tasks between
+ *                   threads, and ends a part of one with no event)
  *   pthreads        3 threads of the program's own each run a loop
  *   pthreads10      10 threads of the program's own each run a region
  *   inner_serial    a dynamic loop in a nested region that runs serialized
@@ -221,6 +224,56 @@ static uint64_t dup(void)
     return span;
 }
 
+/* ---- untied tasks ---- */
+
+/* A binomial tree, as in unbalanced tree searches: the root has 300
+ * children, every other node 8 with probability 1/8 (a hash of its id
+ * decides), so the tree is narrow and deep and a chain of tasks stays
+ * suspended in taskwait while threads steal around it: libomp then moves
+ * untied tasks between threads, and ends a part of one with no event. */
+#define UNTIED_ROOT_KIDS 300
+#define UNTIED_KIDS 8
+#define UNTIED_MAX_DEPTH 400
+
+static _Atomic uint64_t untied_tasks;
+
+static uint64_t mix(uint64_t x)
+{
+    x += 0x9e3779b97f4a7c15ull;
+    x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ull;
+    x = (x ^ (x >> 27)) * 0x94d049bb133111ebull;
+    return x ^ (x >> 31);
+}
+
+static uint64_t untied_node(uint64_t id, int depth)
+{
+    int kids = depth == 0 ? UNTIED_ROOT_KIDS
+               : depth < UNTIED_MAX_DEPTH && mix(id) % 8 == 0 ? UNTIED_KIDS
+                                                               : 0;
+    uint64_t own = st_burn(0.001), c[UNTIED_ROOT_KIDS], most = 0;
+    add_work(own);
+    for (int k = 0; k < kids; k++) {
+        atomic_fetch_add(&untied_tasks, 1);
+#pragma omp task untied firstprivate(k) shared(c)
+        c[k] = untied_node(mix(id * 31 + (uint64_t)k + 1), depth + 1);
+    }
+#pragma omp taskwait
+    for (int k = 0; k < kids; k++)
+        most = st_max(most, c[k]);
+    return own + most;
+}
+
+static uint64_t untied(void)
+{
+    uint64_t span = 0;
+#pragma omp parallel
+#pragma omp single nowait
+#pragma omp task untied shared(span)
+    span = untied_node(1, 0);
+    st_count("task", atomic_load(&untied_tasks) + 1);
+    return span;
+}
+
 /* ---- threads of the program's own ---- */
 
 typedef struct pthread_arg {
@@ -327,6 +380,8 @@ int main(int argc, char **argv)
         span = nest_wide();
     else if (!strcmp(c, "dup"))
         span = dup();
+    else if (!strcmp(c, "untied"))
+        span = untied();
     else if (!strcmp(c, "pthreads"))
         span = pthreads(3, 0);
     else if (!strcmp(c, "pthreads10"))
