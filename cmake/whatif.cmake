@@ -18,6 +18,6 @@ function(whatif_profile target)
   endif()
   target_compile_options(${target} PRIVATE -g)
   target_link_options(${target} PRIVATE -Wl,-u,ompt_start_tool)
-  target_link_libraries(${target} PRIVATE ${WHATIF_STATIC_LIB} pfm sqlite3 m
+  target_link_libraries(${target} PRIVATE ${WHATIF_STATIC_LIB} pfm sqlite3 dw elf m
                         pthread ${CMAKE_DL_LIBS})
 endfunction()
