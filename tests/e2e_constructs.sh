@@ -5,11 +5,15 @@
 # (serial C ms before and after the construct); a case outside 5% is
 # measured twice more and judged on the median of its three runs.  A few cases also run in
 # "both" mode, where the on-the-fly profile and the offline analysis of
-# the same run's trace must be identical byte for byte.
+# the same run's trace must be identical byte for byte.  Every profile
+# must also satisfy the invariants (e2e_lib.sh) and hold, within 3%, the
+# work the program measured of its own units (tests/e2e/selftime.h): the
+# work does not depend on the noise a span picks up.
 # Usage: e2e_constructs.sh WHATIF_BINARY WORK_DIR
 set -uo pipefail
 whatif=$1; work=$2
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
+. "$here/e2e_lib.sh"
 mkdir -p "$work"
 clang-19 -fopenmp -g -O1 "$here/e2e/constructs.c" -o "$work/constructs" || exit 1
 C=10
@@ -78,7 +82,7 @@ for T in 2 4; do
       # measure twice more and judge the median of the three runs.
       runs=("$got")
       for again in 1 2; do
-        env "${envs[@]}" "$whatif" run -q --metric cputime -o "$out" -- "$work/constructs" "$name" $C >/dev/null 2>&1
+        env "${envs[@]}" "$whatif" run -q --metric cputime -o "$out" -- "$work/constructs" "$name" $C >/dev/null 2>"$out.err"
         runs+=("$(awk -F, '$1 == "program" { print $6 }' "$out/profile.csv")")
       done
       got=$(printf '%s\n' "${runs[@]}" | sort -g | sed -n 2p)
@@ -88,6 +92,11 @@ for T in 2 4; do
     else
       echo "FAIL: $name T=$T $envset: program parallelism $got, expected $want"; fail=$((fail + 1))
     fi
+    # every profile: the invariants, and the work the program measured
+    # (orphans: 100000 loops whose runtime calls outweigh its one unit)
+    tol=3; [ "$name" = orphans ] && tol=1000
+    check_invariants "$out" "$name T=$T" && check_expect "$out" "$out.err" "$name T=$T" $tol 1500000 &&
+      pass=$((pass + 1)) || fail=$((fail + 1))
   done
 done
 # One thread: every case whose parallelism libomp lets us see in a team of
@@ -142,8 +151,10 @@ done
 # output and exit status unchanged.
 tool="$(dirname "$(realpath "$whatif")")/../lib/libwhatif.so"
 for bad in WHATIF_MODE=sideways WHATIF_METRIC=no-such-event; do
-  got=$(env "$bad" WHATIF_OUT="$work/bad" OMP_TOOL_LIBRARIES="$tool" OMP_NUM_THREADS=2 "$work/constructs" parallel 1 2>"$work/bad.err")
+  env "$bad" WHATIF_OUT="$work/bad" OMP_TOOL_LIBRARIES="$tool" OMP_NUM_THREADS=2 "$work/constructs" parallel 1 >"$work/bad.out" 2>"$work/bad.all"
   rc=$?
+  got=$(cat "$work/bad.out")
+  grep -v '^whatif-expect' "$work/bad.all" >"$work/bad.err" # the program's own line
   if [ $rc -eq 0 ] && [ "$got" = "ok parallel" ] && [ "$(wc -l <"$work/bad.err")" -eq 1 ] \
      && grep -q "${bad%%=*}.*profiling disabled" "$work/bad.err"; then
     pass=$((pass + 1))

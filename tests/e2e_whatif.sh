@@ -88,15 +88,23 @@ if [ "$out" = "ok serial" ]; then pass=$((pass + 1)); else echo "FAIL: unprofile
 # before/after pair
 clang-19 -fopenmp -g -O2 -I"$root/include" "$root/apps/smooth.c" -o "$work/smooth_before" -lm || exit 1
 clang-19 -fopenmp -g -O2 -I"$root/include" -DPARALLEL_PREPARE "$root/apps/smooth.c" -o "$work/smooth_after" -lm || exit 1
-OMP_NUM_THREADS=4 "$whatif" run -q --mode offline -o "$work/before" -- "$work/smooth_before" >/dev/null 2>&1
-OMP_NUM_THREADS=4 "$whatif" run -q -o "$work/after" -- "$work/smooth_after" >/dev/null 2>&1
-# the achieved factor: the parallelism of the new loop (the heavier loop)
-achieved=$(awk -F, '$2 == "loop" && $4 > w { w = $4; p = $6 } END { print p }' "$work/after/profile.csv")
-measured=$(awk -F, '$1 == "program" { print $6 }' "$work/after/profile.csv")
-"$whatif" analyze -q --no-opportunities --factors "$achieved" -o "$work/predict" "$work/before/trace" >/dev/null 2>&1
-predicted=$(awk -F, '$1 == "all" && $3 == "program" { print $7 }' "$work/predict/whatif.csv")
-echo "before/after: achieved factor $achieved, predicted $predicted, measured $measured"
-expect "before/after prediction" "$predicted" "$measured" 0.10
+# Two runs of different programs: the work of one fragment varies by up to
+# 10% from run to run on a loaded VM, so three pairs are measured and the
+# median ratio of prediction to measurement is judged.
+ratios=()
+for pair in 1 2 3; do
+  OMP_NUM_THREADS=4 "$whatif" run -q --mode offline -o "$work/before" -- "$work/smooth_before" >/dev/null 2>&1
+  OMP_NUM_THREADS=4 "$whatif" run -q -o "$work/after" -- "$work/smooth_after" >/dev/null 2>&1
+  # the achieved factor: the parallelism of the new loop (the heavier loop)
+  achieved=$(awk -F, '$2 == "loop" && $4 > w { w = $4; p = $6 } END { print p }' "$work/after/profile.csv")
+  measured=$(awk -F, '$1 == "program" { print $6 }' "$work/after/profile.csv")
+  "$whatif" analyze -q --no-opportunities --factors "$achieved" -o "$work/predict" "$work/before/trace" >/dev/null 2>&1
+  predicted=$(awk -F, '$1 == "all" && $3 == "program" { print $7 }' "$work/predict/whatif.csv")
+  echo "before/after: achieved factor $achieved, predicted $predicted, measured $measured"
+  ratios+=("$(awk -v p="$predicted" -v m="$measured" 'BEGIN { if (m > 0 && p != "") printf "%.4f", p / m; else print 0 }')")
+done
+median=$(printf '%s\n' "${ratios[@]}" | sort -g | sed -n 2p)
+expect "before/after prediction (median ratio of 3 pairs)" "$median" 1 0.10
 
 echo "$pass passed, $fail failed"
 [ $fail -eq 0 ]

@@ -55,6 +55,12 @@ static inline void st_expect(uint64_t work, uint64_t span)
             (unsigned long long)work, (unsigned long long)span);
 }
 
+/* Only the work: for programs whose span the test judges otherwise. */
+static inline void st_expect_work(uint64_t work)
+{
+    fprintf(stderr, "whatif-expect work=%llu\n", (unsigned long long)work);
+}
+
 static inline void st_count(const char *tag, uint64_t n)
 {
     fprintf(stderr, "whatif-count %s %llu\n", tag, (unsigned long long)n);
