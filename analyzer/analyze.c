@@ -105,7 +105,7 @@ static void print_table(const ospg_profile *p, const loctab *lt,
 
 static const char usage_text[] =
     "usage: whatif analyze [-o OUTDIR] [-q] [--factors LIST] "
-    "[--speedup WHERE]... [--no-opportunities] TRACE_DIR\n";
+    "[--speedup WHERE]... [--no-opportunities] [--partial] TRACE_DIR\n";
 
 int cmd_analyze(int argc, char **argv)
 {
@@ -115,6 +115,7 @@ int cmd_analyze(int argc, char **argv)
         {"factors", required_argument, NULL, 'f'},
         {"speedup", required_argument, NULL, 's'},
         {"no-opportunities", no_argument, NULL, 'n'},
+        {"partial", no_argument, NULL, 'p'},
         {"help", no_argument, NULL, 'h'},
         {NULL, 0, NULL, 0},
     };
@@ -131,6 +132,7 @@ int cmd_analyze(int argc, char **argv)
         case 'q': ao.quiet = 1; break;
         case 'f': ao.factors = optarg; break;
         case 'n': ao.opportunities = 0; break;
+        case 'p': ao.partial = 1; break;
         case 's':
             if (ao.nspecs == MAX_SPECS) {
                 fprintf(stderr, "whatif analyze: at most %d --speedup\n",
@@ -364,8 +366,10 @@ int analyze_trace(const char *dir, const char *outdir,
 
     /* Pass 1: names, metadata and what-if regions. */
     double t_scan = seconds_now();
+    int partial = ao && ao->partial;
     replay_hooks scan = {.meta = on_meta_hook, .region = on_region,
-                         .note = on_note, .arg = &ms, .scan_only = 1};
+                         .note = on_note, .arg = &ms, .scan_only = 1,
+                         .allow_partial = partial};
     int replayed = replay_dir(dir, 1, NULL, lt, &scan, &prof, NULL, err,
                               sizeof(err));
     if (report_meta_get(ms.meta, "unsupported")) {
@@ -413,11 +417,21 @@ int analyze_trace(const char *dir, const char *outdir,
 
     /* Pass 2: the profile, in every scenario. */
     double t_profile = seconds_now();
-    replay_hooks none = {0};
+    replay_hooks none = {.allow_partial = partial};
     if (replay_dir(dir, ss.n, ss.scen, lt, &none, &prof, &st, err,
                    sizeof(err))) {
         fprintf(stderr, "whatif analyze: %s\n", err);
         goto out;
+    }
+    if (st.partial) {
+        char why[1024];
+        snprintf(why, sizeof(why), "no: the trace ends before the program "
+                 "did (%s)%s", st.partial_why,
+                 st.lost_records ? "; records of nodes whose begin was lost "
+                                   "were left out" : "");
+        report_meta_set(ms.meta, "complete", why);
+        fprintf(stderr, "whatif: warning: the program did not end normally: "
+                        "the profile covers what was recorded until then\n");
     }
     note_seconds(ms.meta, "analyzer_profile_seconds", t_profile);
     srcloc_merge_profile(&prof, named);

@@ -16,6 +16,7 @@ typedef struct analyze_opts {
     const char **specs;   /* --speedup locations */
     size_t nspecs;
     int opportunities;    /* write opportunities.csv */
+    int partial;          /* a trace cut short: profile what was recorded */
 } analyze_opts;
 
 /* Replays the trace in dir and writes the profile, the what-if scenarios

@@ -13,7 +13,7 @@ static void usage(FILE *f)
           "                 profile PROGRAM (built with -fopenmp -g) and\n"
           "                 write DIR/profile.csv, run.json, profile.db\n"
           "                 (DIR defaults to whatif-out)\n"
-          "  analyze [-o OUTDIR] [-q] TRACE_DIR\n"
+          "  analyze [-o OUTDIR] [-q] [--partial] TRACE_DIR\n"
           "                 compute the parallelism profile of an offline\n"
           "                 trace: OUTDIR/profile.csv, run.json, profile.db\n"
           "  dump TRACE_DIR print a trace's records as text\n"

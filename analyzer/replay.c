@@ -54,6 +54,7 @@ struct replay_engine {
     uint64_t root_nchildren;
     const char *unit;   /* what a record's position counts ("byte") */
     int trusted;        /* records from our own profiler: ids are unique */
+    int allow_partial;  /* replay_hooks.allow_partial */
     /* the record being applied, for messages */
     const char *src;
     uint64_t off;
@@ -376,6 +377,19 @@ typedef struct stream {
     trace_rec rec;
 } stream;
 
+/* A reader error that only means the file ends early. */
+static int cut_short(const char *e)
+{
+    return e && (strstr(e, ": truncated: ") || strstr(e, ": empty file"));
+}
+
+static void note_partial(replay_stats *st, const char *why)
+{
+    if (!st->partial)
+        snprintf(st->partial_why, sizeof(st->partial_why), "%s", why);
+    st->partial = 1;
+}
+
 /* Advances one stream by up to BATCH records.  Returns the number applied,
  * or -1 on error (message in err). */
 static long step(replay *rp, stream *s, replay_stats *st, char *err,
@@ -386,6 +400,13 @@ static long step(replay *rp, stream *s, replay_stats *st, char *err,
         if (!s->pending) {
             s->rec_off = trace_reader_offset(s->rd);
             int rc = trace_reader_next(s->rd, &s->rec);
+            if (rc < 0 && rp->allow_partial &&
+                cut_short(trace_reader_error(s->rd))) {
+                /* the stream ends where the run stopped writing it */
+                note_partial(st, trace_reader_error(s->rd));
+                s->done = 1;
+                break;
+            }
             if (rc < 0) {
                 snprintf(err, errlen, "%s", trace_reader_error(s->rd));
                 return -1;
@@ -419,6 +440,8 @@ int replay_files(const char *const *paths, size_t npaths, size_t nscen,
     stream *ss = calloc(npaths ? npaths : 1, sizeof(*ss));
     replay *rp = replay_engine_new(nscen, scen, lt, hooks, "byte");
     int ret = -1;
+    if (rp && hooks)
+        rp->allow_partial = hooks->allow_partial;
 
     memset(out, 0, sizeof(*out));
     if (!ss || !rp) {
@@ -463,6 +486,13 @@ int replay_files(const char *const *paths, size_t npaths, size_t nscen,
                     continue;
                 replay_engine_blocked(rp, &ss[i].rec, ss[i].name,
                                       ss[i].rec_off);
+                if (rp->allow_partial) {
+                    /* its node's BEGIN was lost with the run: drop it */
+                    note_partial(&st, rp->err);
+                    ss[i].pending = 0;
+                    st.lost_records++;
+                    continue;
+                }
                 snprintf(err, errlen, "%s", rp->err);
                 goto out;
             }
@@ -474,15 +504,18 @@ int replay_files(const char *const *paths, size_t npaths, size_t nscen,
         ret = 0;
         goto out;
     }
-    if (!rp->root_ended) {
+    if (!rp->root_ended && !rp->allow_partial) {
         snprintf(err, errlen,
                  "%s: the trace has no end-of-program record (%llu nodes "
-                 "still open): the run was cut short or a stream is missing",
+                 "still open): the run was cut short or a stream is missing "
+                 "(whatif analyze --partial profiles what was recorded)",
                  paths[0], (unsigned long long)(ospg_live_nodes(rp->g) - 1));
         goto out;
     }
+    if (!rp->root_ended)
+        note_partial(&st, "the trace has no end-of-program record");
     st.peak_live_nodes = ospg_peak_live_nodes(rp->g);
-    if (replay_engine_finish(rp, 0, out)) {
+    if (replay_engine_finish(rp, st.partial, out)) {
         snprintf(err, errlen, "%s: the trace is incomplete: %s", paths[0],
                  rp->err);
         goto out;

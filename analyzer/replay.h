@@ -27,6 +27,11 @@ typedef struct replay_hooks {
     void (*note)(void *arg, uint32_t loc, uint32_t note, uint64_t value);
     void *arg;
     int scan_only;  /* read names, metadata and regions; skip the graph */
+    /* A trace cut short (the program crashed or was killed): a stream
+     * that ends inside a block, a record naming a node whose BEGIN was
+     * lost, and a missing end of the program do not fail the replay; the
+     * profile is of what was recorded (ospg_finish_partial). */
+    int allow_partial;
 } replay_hooks;
 
 typedef struct replay_stats {
@@ -34,6 +39,9 @@ typedef struct replay_stats {
     uint64_t bytes;
     size_t streams;
     uint64_t peak_live_nodes;
+    int partial;             /* allow_partial was needed */
+    uint64_t lost_records;   /* records that named nodes never begun */
+    char partial_why[512];   /* the first reason, when partial */
 } replay_stats;
 
 /* ---- The engine: one record at a time ----

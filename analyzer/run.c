@@ -1,12 +1,22 @@
 /* run.c - `whatif run`: profile an unmodified OpenMP program.
  *
- * Validates the options before the program starts (a bad option never
- * leaves a half-profiled run), attaches the shared tool through
- * OMP_TOOL_LIBRARIES, runs the program with its own stdin, stdout and
- * stderr, then analyzes the trace.  The exit status is the program's when
- * it failed, otherwise the analysis's.
+ * Everything that can fail is checked before the program starts: the
+ * options, the output directory (made absolute, created with its parents,
+ * locked against a second run into it, cleared of an earlier run's
+ * results) and the tool.  The program then runs with its own stdin, stdout
+ * and stderr, with the tool preloaded for this process only (WHATIF_PID:
+ * its children are left alone unless --children profile); a program built
+ * against GNU libgomp runs on libomp, which has the tools interface.
+ * SIGTERM and SIGHUP are passed on to the program, and whatif waits for
+ * it.  Afterwards the trace is analyzed (partially, when the program did
+ * not end normally) and a summary goes to stderr, never into the program's
+ * stdout.  The exit status is the program's when it failed, else 0 with a
+ * profile and 1 without one.
  */
+#include <dirent.h>
 #include <errno.h>
+#include <fcntl.h>
+#include <gelf.h>
 #include <getopt.h>
 #include <libgen.h>
 #include <limits.h>
@@ -14,6 +24,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/file.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -22,34 +33,174 @@
 #include "counter.h"
 #include "scenario.h"
 
+#define SUMMARY_ROWS 12
+
 static void usage(FILE *f)
 {
     fprintf(f, "usage: whatif run [-o DIR] [--mode online|offline|both] "
-               "[--metric M] [--factors LIST] [--no-analyze] [-q] -- "
-               "PROGRAM [ARGS...]\n"
+               "[--metric M] [--factors LIST] [--children ignore|profile] "
+               "[--no-analyze] [-q] -- PROGRAM [ARGS...]\n"
                "  metrics: %s\n  factors: what-if speed-ups, default %s\n",
                counter_names(), SCEN_DEFAULT_FACTORS);
 }
 
-/* Prints the head of a profile.csv written by the profiled program.
- * Returns 0, or 1 when there is none (the program did not finish its
- * OpenMP runtime, or the profiler said why on stderr). */
-static int show_profile_csv(const char *path, int quiet)
+/* ---- The output directory ---- */
+
+/* The files a run writes into its directory (and into online/ and
+ * child-PID/): removed before a run, so that no earlier result is ever
+ * shown as this run's. */
+static const char *const result_files[] = {
+    "profile.csv", "run.json",      "profile.db", "whatif.csv",
+    "opportunities.csv", "report.html", ".whatif-started",
+};
+
+static void clear_results(const char *dir)
 {
-    FILE *f = fopen(path, "r");
-    if (!f) {
-        fprintf(stderr, "whatif run: no profile written to %s (the "
-                        "profiler said why above, or the program never "
-                        "started the OpenMP runtime)\n", path);
-        return 1;
+    char p[PATH_MAX + 64];
+    for (size_t i = 0; i < sizeof(result_files) / sizeof(*result_files);
+         i++) {
+        snprintf(p, sizeof(p), "%s/%s", dir, result_files[i]);
+        unlink(p);
     }
-    char line[4096];
-    for (int i = 0; !quiet && i < 14 && fgets(line, sizeof(line), f); i++)
-        fputs(line, stdout);
-    if (!quiet)
-        printf("(profile: %s)\n", path);
-    fclose(f);
+    snprintf(p, sizeof(p), "%s/trace", dir);
+    DIR *d = opendir(p);
+    if (!d)
+        return;
+    struct dirent *de;
+    while ((de = readdir(d))) {
+        size_t n = strlen(de->d_name);
+        if (n > 11 && !strncmp(de->d_name, "thread-", 7) &&
+            !strcmp(de->d_name + n - 4, ".wit")) {
+            char f[2 * PATH_MAX];
+            snprintf(f, sizeof(f), "%s/%s", p, de->d_name);
+            unlink(f);
+        }
+    }
+    closedir(d);
+}
+
+/* mkdir -p.  Returns 0, or -1 with errno set. */
+static int make_dirs(const char *path)
+{
+    char p[PATH_MAX];
+    if (snprintf(p, sizeof(p), "%s", path) >= (int)sizeof(p)) {
+        errno = ENAMETOOLONG;
+        return -1;
+    }
+    for (char *s = p + 1; *s; s++) {
+        if (*s != '/')
+            continue;
+        *s = 0;
+        if (mkdir(p, 0777) && errno != EEXIST)
+            return -1;
+        *s = '/';
+    }
+    if (mkdir(p, 0777) && errno != EEXIST)
+        return -1;
+    struct stat sb;
+    if (stat(p, &sb))
+        return -1;
+    if (!S_ISDIR(sb.st_mode)) {
+        errno = ENOTDIR;
+        return -1;
+    }
     return 0;
+}
+
+/* Makes out absolute (the program may change directory), creates it and
+ * locks it for this run.  Returns the lock's descriptor, or -1 after one
+ * line on stderr. */
+static int prepare_dir(const char *out, char *abs, size_t len)
+{
+    char cwd[PATH_MAX];
+    if (out[0] == '/') {
+        snprintf(abs, len, "%s", out);
+    } else if (!getcwd(cwd, sizeof(cwd)) ||
+               snprintf(abs, len, "%s/%s", cwd, out) >= (int)len) {
+        fprintf(stderr, "whatif run: -o %s: path too long\n", out);
+        return -1;
+    }
+    if (strlen(abs) > PATH_MAX - 64) {
+        fprintf(stderr, "whatif run: -o %s: path too long (at most %d "
+                        "characters)\n", out, PATH_MAX - 64);
+        return -1;
+    }
+    if (make_dirs(abs)) {
+        fprintf(stderr, "whatif run: -o %s: cannot create the directory: "
+                        "%s\n", out, strerror(errno));
+        return -1;
+    }
+    char lock[PATH_MAX + 32];
+    snprintf(lock, sizeof(lock), "%s/.whatif.lock", abs);
+    int fd = open(lock, O_RDWR | O_CREAT | O_CLOEXEC, 0666);
+    if (fd < 0) {
+        fprintf(stderr, "whatif run: -o %s: cannot write into the "
+                        "directory: %s\n", out, strerror(errno));
+        return -1;
+    }
+    if (flock(fd, LOCK_EX | LOCK_NB)) {
+        fprintf(stderr, "whatif run: -o %s: another whatif run is writing "
+                        "into this directory; wait for it or choose another "
+                        "-o\n", out);
+        close(fd);
+        return -1;
+    }
+    clear_results(abs);
+    char sub[PATH_MAX + 32];
+    snprintf(sub, sizeof(sub), "%s/online", abs);
+    clear_results(sub);
+    return fd;
+}
+
+/* ---- The program ---- */
+
+/* The file execvp would run for name. */
+static int find_program(const char *name, char *path, size_t len)
+{
+    if (strchr(name, '/'))
+        return snprintf(path, len, "%s", name) < (int)len &&
+                       access(path, X_OK) == 0
+                   ? 0
+                   : -1;
+    const char *env = getenv("PATH");
+    char dirs[8192];
+    snprintf(dirs, sizeof(dirs), "%s", env && *env ? env : "/usr/bin:/bin");
+    for (char *save, *d = strtok_r(dirs, ":", &save); d;
+         d = strtok_r(NULL, ":", &save)) {
+        if (snprintf(path, len, "%s/%s", *d ? d : ".", name) < (int)len &&
+            access(path, X_OK) == 0)
+            return 0;
+    }
+    return -1;
+}
+
+/* 1 when the ELF file needs GNU libgomp (built with gcc -fopenmp). */
+static int needs_libgomp(const char *path)
+{
+    int fd = open(path, O_RDONLY | O_CLOEXEC), found = 0;
+    if (fd < 0)
+        return 0;
+    elf_version(EV_CURRENT);
+    Elf *e = elf_begin(fd, ELF_C_READ, NULL);
+    Elf_Scn *scn = NULL;
+    while (e && !found && (scn = elf_nextscn(e, scn))) {
+        GElf_Shdr sh;
+        if (!gelf_getshdr(scn, &sh) || sh.sh_type != SHT_DYNAMIC)
+            continue;
+        Elf_Data *data = elf_getdata(scn, NULL);
+        for (size_t i = 0; data && i < sh.sh_size / sh.sh_entsize; i++) {
+            GElf_Dyn dyn;
+            if (!gelf_getdyn(data, (int)i, &dyn) || dyn.d_tag != DT_NEEDED)
+                continue;
+            const char *lib = elf_strptr(e, sh.sh_link, dyn.d_un.d_val);
+            if (lib && !strncmp(lib, "libgomp.so", 10))
+                found = 1;
+        }
+    }
+    if (e)
+        elf_end(e);
+    close(fd);
+    return found;
 }
 
 /* The shared tool next to this executable: BIN/../lib/libwhatif.so. */
@@ -68,6 +219,162 @@ static int find_tool(char *buf, size_t len)
     return access(buf, R_OK);
 }
 
+/* The LLVM OpenMP runtime to run a libgomp program on. */
+static int find_libomp(char *buf, size_t len)
+{
+    static const char *const cand[] = {
+        "/usr/lib/x86_64-linux-gnu/libomp.so.5",
+        "/usr/lib/llvm-19/lib/libomp.so.5",
+        "/usr/lib/aarch64-linux-gnu/libomp.so.5",
+    };
+    const char *env = getenv("WHATIF_LIBOMP");
+    if (env && *env) {
+        snprintf(buf, len, "%s", env);
+        return access(buf, R_OK);
+    }
+    for (size_t i = 0; i < sizeof(cand) / sizeof(*cand); i++)
+        if (access(cand[i], R_OK) == 0) {
+            snprintf(buf, len, "%s", cand[i]);
+            return 0;
+        }
+    return -1;
+}
+
+/* LD_PRELOAD splits its list at spaces and colons, and has no escape: a
+ * library whose path holds one is reached through a symbolic link in a
+ * private directory.  link_dir is made when needed (caller removes it). */
+static int preloadable(const char *lib, char *out, size_t len,
+                       char *link_dir, size_t dirlen)
+{
+    if (!strpbrk(lib, " :\t")) {
+        snprintf(out, len, "%s", lib);
+        return 0;
+    }
+    if (!link_dir[0]) {
+        const char *tmp = getenv("TMPDIR");
+        snprintf(link_dir, dirlen, "%s/whatif-XXXXXX",
+                 tmp && *tmp && !strpbrk(tmp, " :\t") ? tmp : "/tmp");
+        if (!mkdtemp(link_dir)) {
+            link_dir[0] = 0;
+            return -1;
+        }
+    }
+    const char *base = strrchr(lib, '/');
+    snprintf(out, len, "%s/%s", link_dir, base ? base + 1 : lib);
+    return symlink(lib, out);
+}
+
+static volatile pid_t child_pid;
+
+/* SIGTERM or SIGHUP sent to whatif: the program gets it, whatif waits. */
+static void forward_signal(int sig)
+{
+    if (child_pid > 0)
+        kill(child_pid, sig);
+}
+
+/* ---- The summary ---- */
+
+/* The value of "key": "value" in a run.json (strings only), or "". */
+static void json_value(const char *path, const char *key, char *buf,
+                       size_t len)
+{
+    buf[0] = 0;
+    FILE *f = fopen(path, "r");
+    if (!f)
+        return;
+    char line[8192], want[128];
+    snprintf(want, sizeof(want), "  \"%s\": \"", key);
+    while (fgets(line, sizeof(line), f))
+        if (!strncmp(line, want, strlen(want))) {
+            char *v = line + strlen(want), *e = strrchr(v, '"');
+            if (e)
+                *e = 0;
+            snprintf(buf, len, "%s", v);
+            break;
+        }
+    fclose(f);
+}
+
+/* Splits a profile.csv line into its 8 fields (location may be quoted).
+ * Returns the number of fields. */
+static int csv_fields(char *line, char **f)
+{
+    int n = 0;
+    char *p = line;
+    while (n < 8 && *p && *p != '\n') {
+        if (*p == '"') {
+            f[n++] = ++p;
+            char *w = p;
+            while (*p && !(*p == '"' && p[1] != '"')) {
+                if (*p == '"')
+                    p++;
+                *w++ = *p++;
+            }
+            *w = 0;
+            if (*p)
+                p++;
+        } else {
+            f[n++] = p;
+            p += strcspn(p, ",\n");
+        }
+        if (*p == ',' || *p == '\n')
+            *p++ = 0;
+    }
+    return n;
+}
+
+/* The head of the profile, on stderr: the same in every mode.  Returns 0,
+ * or -1 when there is no profile. */
+static int print_summary(const char *dir, const char *mode_dir)
+{
+    char csv[PATH_MAX + 64], json[PATH_MAX + 64], metric[128];
+    snprintf(csv, sizeof(csv), "%s/profile.csv", mode_dir);
+    snprintf(json, sizeof(json), "%s/run.json", mode_dir);
+    FILE *f = fopen(csv, "r");
+    if (!f)
+        return -1;
+    json_value(json, "metric", metric, sizeof(metric));
+    char line[8192], *fl[8];
+    int row = 0;
+    while (fgets(line, sizeof(line), f)) {
+        if (row++ == 0)
+            continue; /* the header */
+        if (csv_fields(line, fl) < 8)
+            continue;
+        if (row == 2) {
+            fprintf(stderr, "whatif: program: work %s, span %s, parallelism "
+                            "%s (metric: %s)\n", fl[3], fl[4], fl[5],
+                    metric[0] ? metric : "unknown");
+            fprintf(stderr, "%-32s %-9s %9s %14s %8s %9s\n", "location",
+                    "directive", "instances", "work", "parall.",
+                    "critical%");
+            continue;
+        }
+        if (row > SUMMARY_ROWS + 2)
+            continue;
+        fprintf(stderr, "%-32s %-9s %9s %14s %8s %9s\n", fl[0], fl[1], fl[2],
+                fl[3], fl[5], fl[7]);
+    }
+    fclose(f);
+    if (row > SUMMARY_ROWS + 2)
+        fprintf(stderr, "... %d more rows\n", row - SUMMARY_ROWS - 2);
+    char complete[512];
+    json_value(json, "complete", complete, sizeof(complete));
+    if (complete[0])
+        fprintf(stderr, "whatif: the profile is incomplete: %s\n", complete);
+    fprintf(stderr, "whatif: profile in %s/ (profile.csv, run.json, "
+                    "profile.db)\n", dir);
+    return 0;
+}
+
+static int exists(const char *dir, const char *name)
+{
+    char p[PATH_MAX + 64];
+    snprintf(p, sizeof(p), "%s/%s", dir, name);
+    return access(p, F_OK) == 0;
+}
+
 int cmd_run(int argc, char **argv)
 {
     static const struct option opts[] = {
@@ -75,13 +382,14 @@ int cmd_run(int argc, char **argv)
         {"mode", required_argument, NULL, 'm'},
         {"metric", required_argument, NULL, 'M'},
         {"factors", required_argument, NULL, 'F'},
+        {"children", required_argument, NULL, 'c'},
         {"no-analyze", no_argument, NULL, 'n'},
         {"quiet", no_argument, NULL, 'q'},
         {"help", no_argument, NULL, 'h'},
         {NULL, 0, NULL, 0},
     };
     const char *out = "whatif-out", *metric_name = NULL, *mode = "online";
-    const char *factors = NULL;
+    const char *factors = NULL, *children = "ignore";
     int analyze = 1, quiet = 0, c;
     optind = 1;
     while ((c = getopt_long(argc, argv, "+o:qh", opts, NULL)) != -1) {
@@ -98,6 +406,14 @@ int cmd_run(int argc, char **argv)
             break;
         case 'M': metric_name = optarg; break;
         case 'F': factors = optarg; break;
+        case 'c':
+            if (strcmp(optarg, "ignore") && strcmp(optarg, "profile")) {
+                fprintf(stderr, "whatif run: --children %s: use ignore or "
+                                "profile\n", optarg);
+                return 2;
+            }
+            children = optarg;
+            break;
         case 'n': analyze = 0; break;
         case 'q': quiet = 1; break;
         case 'h': usage(stdout); return 0;
@@ -109,7 +425,8 @@ int cmd_run(int argc, char **argv)
         usage(stderr);
         return 2;
     }
-    char err[512], tool[PATH_MAX + 32];
+    const char *prog = argv[optind];
+    char err[1024], tool[PATH_MAX + 32], dir[PATH_MAX];
     counter_metric m;
     if (factors) {
         double *fv;
@@ -124,19 +441,57 @@ int cmd_run(int argc, char **argv)
         fprintf(stderr, "whatif run: --metric: %s\n", err);
         return 2;
     }
+    char prog_path[PATH_MAX];
+    if (find_program(prog, prog_path, sizeof(prog_path))) {
+        fprintf(stderr, "whatif run: %s: no such program (or not "
+                        "executable)\n", prog);
+        return 127;
+    }
     if (find_tool(tool, sizeof(tool))) {
         fprintf(stderr, "whatif run: cannot find libwhatif.so next to the "
                         "whatif binary (expected ../lib/libwhatif.so): "
                         "reinstall or rebuild with ./setup.sh\n");
         return 1;
     }
-    if (mkdir(out, 0777) && errno != EEXIST) {
-        fprintf(stderr, "whatif run: %s: cannot create: %s\n", out,
-                strerror(errno));
+    /* A program built with gcc runs on libgomp, which has no tools
+     * interface: libomp implements libgomp's entry points, and preloaded
+     * it takes their place. */
+    char libomp[PATH_MAX] = "";
+    int gomp = needs_libgomp(prog_path);
+    if (gomp && find_libomp(libomp, sizeof(libomp))) {
+        fprintf(stderr, "whatif run: %s is built with GCC's OpenMP "
+                        "(libgomp), which whatif cannot observe, and no "
+                        "LLVM libomp was found to run it on: install "
+                        "libomp5-19 (or set WHATIF_LIBOMP), or rebuild with "
+                        "clang -fopenmp\n", prog);
+        return 1;
+    }
+    int lock = prepare_dir(out, dir, sizeof(dir));
+    if (lock < 0)
+        return 1;
+    char link_dir[PATH_MAX] = "", pre_tool[PATH_MAX], pre_omp[PATH_MAX];
+    if (preloadable(tool, pre_tool, sizeof(pre_tool), link_dir,
+                    sizeof(link_dir)) ||
+        (gomp && preloadable(libomp, pre_omp, sizeof(pre_omp), link_dir,
+                             sizeof(link_dir)))) {
+        fprintf(stderr, "whatif run: cannot link the tool into a path "
+                        "LD_PRELOAD can name: %s\n", strerror(errno));
         return 1;
     }
     char trace_dir[PATH_MAX + 16];
-    snprintf(trace_dir, sizeof(trace_dir), "%s/trace", out);
+    snprintf(trace_dir, sizeof(trace_dir), "%s/trace", dir);
+
+    /* SIGINT and SIGQUIT reach the program from the terminal; whatif
+     * outlives them to report.  SIGTERM and SIGHUP it passes on. */
+    struct sigaction sa;
+    memset(&sa, 0, sizeof(sa));
+    sa.sa_handler = forward_signal;
+    sigemptyset(&sa.sa_mask);
+    sa.sa_flags = SA_RESTART;
+    sigaction(SIGTERM, &sa, NULL);
+    sigaction(SIGHUP, &sa, NULL);
+    signal(SIGINT, SIG_IGN);
+    signal(SIGQUIT, SIG_IGN);
 
     pid_t pid = fork();
     if (pid < 0) {
@@ -146,15 +501,26 @@ int cmd_run(int argc, char **argv)
     if (pid == 0) {
         /* Preloaded, the tool starts before main, so the program's work
          * is counted from there and the loading of libraries is not. */
+        signal(SIGINT, SIG_DFL);
+        signal(SIGQUIT, SIG_DFL);
+        signal(SIGTERM, SIG_DFL);
+        signal(SIGHUP, SIG_DFL);
         const char *pre = getenv("LD_PRELOAD");
-        char preload[2 * PATH_MAX + 64];
-        snprintf(preload, sizeof(preload), "%s%s%s", tool,
+        char preload[4 * PATH_MAX];
+        snprintf(preload, sizeof(preload), "%s%s%s%s%s", pre_tool,
+                 gomp ? ":" : "", gomp ? pre_omp : "",
                  pre && *pre ? ":" : "", pre && *pre ? pre : "");
+        char me[32];
+        snprintf(me, sizeof(me), "%ld", (long)getpid());
         setenv("LD_PRELOAD", preload, 1);
         setenv("WHATIF_PRELOAD", "1", 1);
+        setenv("WHATIF_PID", me, 1);
+        setenv("WHATIF_CHILDREN", children, 1);
+        if (gomp)
+            setenv("WHATIF_GOMP", "1", 1);
         unsetenv("OMP_TOOL_LIBRARIES");
         setenv("OMP_TOOL", "enabled", 1);
-        setenv("WHATIF_OUT", out, 1);
+        setenv("WHATIF_OUT", dir, 1);
         setenv("WHATIF_MODE", mode, 1);
         if (metric_name)
             setenv("WHATIF_METRIC", metric_name, 1);
@@ -162,35 +528,72 @@ int cmd_run(int argc, char **argv)
             unsetenv("WHATIF_METRIC");
         if (factors)
             setenv("WHATIF_FACTORS", factors, 1);
-        execvp(argv[optind], argv + optind);
-        fprintf(stderr, "whatif run: %s: %s\n", argv[optind],
-                strerror(errno));
+        else
+            unsetenv("WHATIF_FACTORS");
+        execv(prog_path, argv + optind);
+        fprintf(stderr, "whatif run: %s: %s\n", prog, strerror(errno));
         _exit(127);
     }
-    /* The program owns the terminal's signals; we wait for it. */
-    signal(SIGINT, SIG_IGN);
-    signal(SIGQUIT, SIG_IGN);
+    child_pid = pid;
     int wst;
     while (waitpid(pid, &wst, 0) < 0 && errno == EINTR)
         ;
+    child_pid = 0;
+    if (link_dir[0]) {
+        char p[2 * PATH_MAX];
+        snprintf(p, sizeof(p), "%s/%s", link_dir, basename(tool));
+        unlink(p);
+        if (gomp) {
+            snprintf(p, sizeof(p), "%s/%s", link_dir, basename(libomp));
+            unlink(p);
+        }
+        rmdir(link_dir);
+    }
+    int signaled = WIFSIGNALED(wst);
     int prog_status = WIFEXITED(wst) ? WEXITSTATUS(wst)
-                      : WIFSIGNALED(wst) ? 128 + WTERMSIG(wst)
-                                         : 1;
-    if (WIFSIGNALED(wst))
-        fprintf(stderr, "whatif run: %s was killed by signal %d\n",
-                argv[optind], WTERMSIG(wst));
+                      : signaled     ? 128 + WTERMSIG(wst)
+                                     : 1;
+    if (signaled)
+        fprintf(stderr, "whatif run: %s was killed by signal %d (%s)\n",
+                prog, WTERMSIG(wst), strsignal(WTERMSIG(wst)));
     if (prog_status == 127 && WIFEXITED(wst))
         return prog_status;
-    int st = 0;
-    if (!strcmp(mode, "online")) {
-        /* The program wrote its own profile; show it. */
-        char csv[PATH_MAX + 32];
-        snprintf(csv, sizeof(csv), "%s/profile.csv", out);
-        st = show_profile_csv(csv, quiet);
-    } else if (analyze) {
-        analyze_opts ao = {.quiet = quiet, .factors = factors,
-                           .opportunities = 1};
-        st = analyze_trace(trace_dir, out, &ao);
+
+    if (!exists(dir, ".whatif-started")) {
+        fprintf(stderr, "whatif run: %s ran no OpenMP construct (the OpenMP "
+                        "runtime never started): there is nothing to "
+                        "profile%s\n", prog,
+                gomp ? "" : "; if it uses OpenMP, was it built with "
+                            "-fopenmp?");
+        return prog_status ? prog_status : 1;
     }
-    return prog_status ? prog_status : st;
+    int have = 0;
+    if (strcmp(mode, "online")) { /* offline or both: the trace */
+        if (analyze) {
+            /* The run is ours: a trace cut short (a crash, a kill, _exit)
+             * still gives the profile of what was recorded, marked
+             * incomplete. */
+            analyze_opts ao = {.quiet = 1, .factors = factors,
+                               .opportunities = 1, .partial = 1};
+            have = analyze_trace(trace_dir, dir, &ao) == 0;
+        } else {
+            have = exists(trace_dir, "thread-0000.wit");
+            if (have && !quiet)
+                fprintf(stderr, "whatif: trace in %s/ (whatif analyze %s)\n",
+                        trace_dir, trace_dir);
+        }
+    } else {
+        have = exists(dir, "profile.csv");
+        if (!have && signaled)
+            fprintf(stderr, "whatif run: the on-the-fly profile is written "
+                            "when the program ends; killed, it left none "
+                            "(--mode offline keeps what was recorded)\n");
+    }
+    if (have && analyze && !quiet)
+        print_summary(dir, dir);
+    if (!have && !(strcmp(mode, "online") && !analyze))
+        fprintf(stderr, "whatif run: no profile written (the profiler "
+                        "said why above)\n");
+    close(lock);
+    return prog_status ? prog_status : have ? 0 : 1;
 }

@@ -6,17 +6,29 @@
 #include <stdlib.h>
 #include <string.h>
 
+/* Factor lists are stored whole in run.json and in the trace's metadata
+ * (a longer one is refused, never cut). */
+#define FACTOR_LIST_MAX 255
+#define FACTORS_MAX 64
+
 int scen_parse_factors(const char *list, double **out, size_t *n, char *err,
                        size_t errlen)
 {
-    size_t cap = 8, k = 0;
-    double *v = malloc(cap * sizeof(*v));
+    if (strlen(list) > FACTOR_LIST_MAX) {
+        snprintf(err, errlen, "factor list longer than %d characters",
+                 FACTOR_LIST_MAX);
+        return -1;
+    }
+    size_t k = 0;
+    double *v = malloc(FACTORS_MAX * sizeof(*v));
     const char *p = list;
     if (!v) {
         snprintf(err, errlen, "out of memory");
         return -1;
     }
-    while (p && *p) {
+    /* items separated by single commas, none empty: "2,", ",2" and "2,,4"
+     * are refused alike */
+    while (*p) {
         char *end;
         double f;
         if (!strncmp(p, "inf", 3)) {
@@ -25,23 +37,20 @@ int scen_parse_factors(const char *list, double **out, size_t *n, char *err,
         } else {
             f = strtod(p, &end);
         }
-        if (end == p || (*end && *end != ',') || !(f > 1.0)) {
-            snprintf(err, errlen,
-                     "bad factor list '%s': use numbers above 1 and 'inf', "
-                     "separated by commas (e.g. %s)", list,
-                     SCEN_DEFAULT_FACTORS);
+        int bad = end == p || (*end && *end != ',') || !(f > 1.0) ||
+                  (*end == ',' && !end[1]) ||
+                  (isinf(f) && strncmp(p, "inf", 3)); /* 1e309 */
+        if (bad || k == FACTORS_MAX) {
+            if (bad)
+                snprintf(err, errlen,
+                         "bad factor list '%s': use numbers above 1 and "
+                         "'inf', separated by commas (e.g. %s)",
+                         list, SCEN_DEFAULT_FACTORS);
+            else
+                snprintf(err, errlen, "more than %d factors in '%s'",
+                         FACTORS_MAX, list);
             free(v);
             return -1;
-        }
-        if (k == cap) {
-            double *nv = realloc(v, 2 * cap * sizeof(*v));
-            if (!nv) {
-                free(v);
-                snprintf(err, errlen, "out of memory");
-                return -1;
-            }
-            v = nv;
-            cap *= 2;
         }
         v[k++] = f;
         p = *end ? end + 1 : end;

@@ -33,3 +33,27 @@ __libc_start_main(main_fn main, int argc, char **argv, void (*init)(void),
     tool_program_starts();
     return real(main, argc, argv, init, fini, rtld_fini, stack_end);
 }
+
+/* _exit runs no exit handler: the profile of the run so far is written
+ * first, as for exit() (partial when threads are still inside OpenMP). */
+typedef void (*exit_fn)(int);
+
+__attribute__((visibility("default"), noreturn)) void _exit(int status)
+{
+    exit_fn real = (exit_fn)dlsym(RTLD_NEXT, "_exit");
+    tool_program_exits();
+    if (real)
+        real(status);
+    for (;;) /* cannot happen: _exit is libc's */
+        ;
+}
+
+__attribute__((visibility("default"), noreturn)) void _Exit(int status)
+{
+    exit_fn real = (exit_fn)dlsym(RTLD_NEXT, "_Exit");
+    tool_program_exits();
+    if (real)
+        real(status);
+    for (;;)
+        ;
+}

@@ -249,6 +249,12 @@ uint32_t stream_count(void)
     return n;
 }
 
+void stream_flush_all_unlocked(void)
+{
+    for (size_t i = 0; i < nwriters; i++)
+        trace_writer_flush(writers[i]);
+}
+
 uint64_t stream_flush_all(void)
 {
     uint64_t dropped = 0;

@@ -64,4 +64,9 @@ uint32_t stream_count(void);
  * records dropped on I/O errors. */
 uint64_t stream_flush_all(void);
 
+/* The same from a signal handler: no lock, write(2) only.  A writer that
+ * another thread is appending to at that moment writes the records it had
+ * completed. */
+void stream_flush_all_unlocked(void);
+
 #endif

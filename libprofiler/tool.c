@@ -20,10 +20,12 @@
 #include <execinfo.h>
 #include <omp-tools.h>
 #include <pthread.h>
+#include <signal.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <time.h>
@@ -247,6 +249,8 @@ static uint64_t cpu_runtime_entry;
  * before the region. */
 static __thread int fork_registers;
 
+static void read_cmdline(void);
+
 static uint64_t thread_cpu_ns(void)
 {
     struct timespec t;
@@ -297,8 +301,79 @@ void tool_program_starts(void)
  * later still: preload.c).  Loaded later by libomp (OMP_TOOL_LIBRARIES),
  * the origin stays the thread's start, so loading counts as serial work
  * (docs/limits.md). */
+/* ---- The process: children, forks, crashes ---- */
+
+/* A child of the process `whatif run` started (it exported WHATIF_PID):
+ * left alone unless WHATIF_CHILDREN=profile, then profiled into a
+ * directory of its own.  Decided once, before anything else. */
+static int not_ours;
+static char child_dir[64];        /* "child-PID" for a followed child */
+
+static void decide_process(void)
+{
+    const char *want = getenv("WHATIF_PID");
+    if (!want || !*want || strtol(want, NULL, 10) == (long)getpid())
+        return;
+    const char *follow = getenv("WHATIF_CHILDREN");
+    if (follow && !strcmp(follow, "profile"))
+        snprintf(child_dir, sizeof(child_dir), "child-%ld", (long)getpid());
+    else
+        not_ours = 1;
+}
+
+/* fork() without exec: the child has the parent's tool state, open trace
+ * files and queued records.  It must never write them: every callback and
+ * exit handler does nothing in it from now on. */
+static volatile int forked_child;
+static pid_t tool_pid; /* the profiled process (a vfork child shares our
+                        * memory but runs no atfork handler) */
+
+static void on_fork_child(void)
+{
+    forked_child = 1;
+}
+
+/* A program killed by a fatal signal keeps, offline, every record its
+ * threads completed: the streams are written out (write(2) only, which a
+ * signal handler may call), then the signal takes its default course.
+ * Installed only where the program left the signal's default. */
+static const int fatal_signals[] = {SIGSEGV, SIGBUS, SIGILL, SIGFPE,
+                                    SIGABRT, SIGTERM, SIGHUP};
+
+static void on_fatal_signal(int sig)
+{
+    if (!forked_child && mode_offline)
+        stream_flush_all_unlocked();
+    signal(sig, SIG_DFL);
+    raise(sig);
+}
+
+static void install_crash_flush(void)
+{
+    for (size_t i = 0; i < sizeof(fatal_signals) / sizeof(*fatal_signals);
+         i++) {
+        struct sigaction old;
+        if (sigaction(fatal_signals[i], NULL, &old) == 0 &&
+            old.sa_handler == SIG_DFL && !(old.sa_flags & SA_SIGINFO)) {
+            struct sigaction sa;
+            memset(&sa, 0, sizeof(sa));
+            sa.sa_handler = on_fatal_signal;
+            sigemptyset(&sa.sa_mask);
+            sa.sa_flags = SA_RESETHAND | SA_NODEFER;
+            sigaction(fatal_signals[i], &sa, NULL);
+        }
+    }
+}
+
 __attribute__((constructor)) static void on_load(void)
 {
+    decide_process();
+    if (not_ours)
+        return;
+    tool_pid = getpid();
+    /* the command line before the program can rewrite its argv */
+    read_cmdline();
+    pthread_atfork(NULL, NULL, on_fork_child);
     Dl_info self_info, exe_info;
     uintptr_t exe_phdr = (uintptr_t)getauxval(AT_PHDR);
     int linked_in = exe_phdr && dladdr((void *)on_load, &self_info) &&
@@ -1105,7 +1180,8 @@ static void resync_untied(tstate *ts)
 static tstate *enter(void)
 {
     tstate *ts = self;
-    if (atomic_load_explicit(&unsupported, memory_order_relaxed))
+    if (atomic_load_explicit(&unsupported, memory_order_relaxed) ||
+        forked_child)
         return NULL;
     if (ts && ts->pending)
         flush_pending(ts, NULL, 0);
@@ -2204,7 +2280,7 @@ static tstate *main_thread_state(void)
 static void finish(void)
 {
     tstate *ts = self;
-    if (finalized)
+    if (finalized || forked_child)
         return;
     finalized = 1;
     if (atomic_load(&unsupported)) {
@@ -2290,7 +2366,7 @@ static void on_finalize(ompt_data_t *tool_data)
 static void at_exit(void)
 {
     tstate *ts = self;
-    if (!active || finalized)
+    if (!active || finalized || forked_child || getpid() != tool_pid)
         return;
     if (atomic_load(&unsupported)) {
         finish();
@@ -2311,6 +2387,12 @@ static void at_exit(void)
         write_online(1);
     if (ts && ts->ok && ts->st.w)
         trace_writer_flush(ts->st.w);
+}
+
+void tool_program_exits(void)
+{
+    if (getpid() == tool_pid)
+        at_exit();
 }
 
 #define REGISTER(event, fn)                                                \
@@ -2387,8 +2469,15 @@ static void write_meta(void)
         {"date", buf},
         {"tool_version", WHATIF_VERSION},
         {"runtime", runtime_name},
+        {"runtime_note", getenv("WHATIF_GOMP")
+                             ? "built with GCC's OpenMP (libgomp); run on "
+                               "LLVM libomp, which implements its entry "
+                               "points and the tools interface"
+                             : NULL},
     };
     for (size_t i = 0; i < sizeof(pairs) / sizeof(pairs[0]); i++) {
+        if (!pairs[i][1])
+            continue;
         stream_meta(&ts->st, pairs[i][0], pairs[i][1]);
         if (mode_online)
             online_meta(pairs[i][0], pairs[i][1]);
@@ -2427,6 +2516,10 @@ __attribute__((visibility("default"))) ompt_start_tool_result_t *
 ompt_start_tool(unsigned int omp_version,
                                           const char *runtime_version)
 {
+    if (not_ours || forked_child)
+        return NULL;
+    if (!tool_pid)
+        tool_pid = getpid();
     snprintf(runtime_name, sizeof(runtime_name), "%s (OpenMP %u)",
              runtime_version ? runtime_version : "unknown runtime",
              omp_version);
@@ -2453,7 +2546,11 @@ ompt_start_tool(unsigned int omp_version,
     const char *out = getenv("WHATIF_OUT");
     if (!out || !*out)
         out = "whatif-out";
-    snprintf(out_dir, sizeof(out_dir), "%s", out);
+    if (child_dir[0])
+        snprintf(out_dir, sizeof(out_dir), "%s/%s", out, child_dir);
+    else
+        snprintf(out_dir, sizeof(out_dir), "%s", out);
+    out = out_dir;
     char dir[4200];
     snprintf(dir, sizeof(dir), "%s/trace", out);
     if ((mkdir(out, 0777) && errno != EEXIST) ||
@@ -2463,6 +2560,13 @@ ompt_start_tool(unsigned int omp_version,
         fprintf(stderr, "whatif: WHATIF_OUT: %s; profiling disabled\n", err);
         return NULL;
     }
+    /* Tells `whatif run` that the runtime started: a run that leaves no
+     * such file ran no OpenMP construct. */
+    char mark[4300];
+    snprintf(mark, sizeof(mark), "%s/.whatif-started", out);
+    int mfd = open(mark, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+    if (mfd >= 0)
+        close(mfd);
     /* What-if factors: asked for, or the default sweep when the program
      * carries whatif.h annotations. */
     const char *flist = getenv("WHATIF_FACTORS");
@@ -2486,7 +2590,10 @@ ompt_start_tool(unsigned int omp_version,
     }
     if (mode_online)
         stream_set_loc_hook(online_loc);
-    read_cmdline();
+    if (!cmdline[0])
+        read_cmdline();
+    if (mode_offline)
+        install_crash_flush();
     find_init_site();
     return &result;
 }

@@ -9,6 +9,9 @@
  * from here. */
 void tool_program_starts(void);
 
+/* The program ends without its exit handlers (_exit): they run now. */
+void tool_program_exits(void);
+
 /* The OpenMP runtime's entry points interpose.c wraps, when the tool is
  * preloaded or linked in: the runtime's own time inside them is left out
  * of the fragment that called them.  enter and leave bracket the real
