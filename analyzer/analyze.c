@@ -215,13 +215,13 @@ static int write_opportunities(const char *path, const ospg_profile *base,
                                size_t errlen)
 {
     opp_row *rows = calloc(ncand ? ncand : 1, sizeof(*rows));
-    FILE *out = fopen(path, "w");
+    char tmp[4200];
+    FILE *out = rows ? report_open_tmp(path, tmp, sizeof(tmp), err, errlen)
+                     : NULL;
     if (!rows || !out) {
-        snprintf(err, errlen, "%s: %s", path, out ? "out of memory"
-                                                  : strerror(errno));
+        if (!rows)
+            snprintf(err, errlen, "%s: out of memory", path);
         free(rows);
-        if (out)
-            fclose(out);
         return -1;
     }
     double now = parallelism(base->work, base->span[0]);
@@ -272,11 +272,7 @@ static int write_opportunities(const char *path, const ospg_profile *base,
                 le ? le->directive : "unknown");
     }
     free(rows);
-    if (fclose(out)) {
-        snprintf(err, errlen, "%s: %s", path, strerror(errno));
-        return -1;
-    }
-    return 0;
+    return report_close_tmp(out, tmp, path, !ferror(out), err, errlen);
 }
 
 /* Candidates for opportunities: the locations holding critical work (the
@@ -430,8 +426,9 @@ int analyze_trace(const char *dir, const char *outdir,
                  st.lost_records ? "; records of nodes whose begin was lost "
                                    "were left out" : "");
         report_meta_set(ms.meta, "complete", why);
-        fprintf(stderr, "whatif: warning: the program did not end normally: "
-                        "the profile covers what was recorded until then\n");
+        fprintf(stderr, "whatif: warning: the trace is incomplete (the "
+                        "program did not end normally, or records could not "
+                        "be written): the profile covers what was recorded\n");
     }
     note_seconds(ms.meta, "analyzer_profile_seconds", t_profile);
     srcloc_merge_profile(&prof, named);

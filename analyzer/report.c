@@ -10,9 +10,11 @@
 
 #include "report.h"
 
+#include <ctype.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
+#include <limits.h>
 #include <math.h>
 #include <stdarg.h>
 #include <stdlib.h>
@@ -598,6 +600,64 @@ int report_fprint_profile_csv(FILE *f, const char *name,
     return out_finish(&o, name, err, errlen);
 }
 
+/* ---- Writing a file whole ---- */
+
+/* Refuses a path that holds something other than a regular file or a
+ * symbolic link (a directory, a device): renaming over it would replace
+ * it. */
+static int check_target(const char *path, char *err, size_t errlen)
+{
+    struct stat sb;
+    if (lstat(path, &sb) == 0) {
+        if (!S_ISREG(sb.st_mode) && !S_ISLNK(sb.st_mode)) {
+            set_msg(err, errlen, "%s: not a regular file", path);
+            return -1;
+        }
+    } else if (errno != ENOENT) {
+        set_msg(err, errlen, "%s: %s", path, strerror(errno));
+        return -1;
+    }
+    return 0;
+}
+
+FILE *report_open_tmp(const char *path, char *tmp, size_t tmplen, char *err,
+                      size_t errlen)
+{
+    if (check_target(path, err, errlen))
+        return NULL;
+    if (snprintf(tmp, tmplen, "%s.tmp.XXXXXX", path) >= (int)tmplen) {
+        set_msg(err, errlen, "%s: path too long", path);
+        return NULL;
+    }
+    int fd = mkstemp(tmp);
+    if (fd < 0) {
+        set_msg(err, errlen, "%s: %s", path, strerror(errno));
+        return NULL;
+    }
+    fchmod(fd, 0644);
+    FILE *f = fdopen(fd, "w");
+    if (!f) {
+        set_msg(err, errlen, "%s: %s", path, strerror(errno));
+        close(fd);
+        unlink(tmp);
+    }
+    return f;
+}
+
+int report_close_tmp(FILE *f, const char *tmp, const char *path, int ok,
+                     char *err, size_t errlen)
+{
+    int closed = fclose(f) == 0;
+    if (ok && !closed)
+        set_msg(err, errlen, "%s: %s", path, strerror(errno));
+    if (ok && closed && rename(tmp, path) == 0)
+        return 0;
+    if (ok && closed)
+        set_msg(err, errlen, "%s: %s", path, strerror(errno));
+    unlink(tmp);
+    return -1;
+}
+
 int report_write_profile_csv(const char *path, const ospg_profile *p,
                              size_t scen, const loctab *lt, char *err,
                              size_t errlen)
@@ -609,17 +669,12 @@ int report_write_profile_csv(const char *path, const ospg_profile *p,
     }
     if (csv_check(path, p, scen, err, errlen) != 0)
         return -1; /* before touching the file */
-    FILE *f = fopen(path, "w");
-    if (!f) {
-        set_msg(err, errlen, "%s: %s", path, strerror(errno));
+    char tmp[PATH_MAX + 32];
+    FILE *f = report_open_tmp(path, tmp, sizeof(tmp), err, errlen);
+    if (!f)
         return -1;
-    }
     int r = report_fprint_profile_csv(f, path, p, scen, lt, err, errlen);
-    if (fclose(f) == EOF && r == 0) {
-        set_msg(err, errlen, "%s: %s", path, strerror(errno));
-        r = -1;
-    }
-    return r;
+    return report_close_tmp(f, tmp, path, r == 0, err, errlen);
 }
 
 /* ---- JSON ---- */
@@ -694,6 +749,50 @@ static void json_string(out *o, const char *str)
     outc(o, '"');
 }
 
+/* Metadata that is a count or a duration: a JSON number in run.json. */
+static const char *const numeric_keys[] = {
+    "threads", "metric_read_bias", "peak_live_nodes", "online_fold_seconds",
+    "trace_streams", "trace_bytes", "analyzer_peak_live_nodes",
+    "analyzer_scan_seconds", "analyzer_profile_seconds",
+};
+
+static int numeric_key(const char *key)
+{
+    for (size_t i = 0; i < sizeof(numeric_keys) / sizeof(*numeric_keys); i++)
+        if (!strcmp(key, numeric_keys[i]))
+            return 1;
+    return 0;
+}
+
+/* A JSON number: -? digits (. digits)? ((e|E) (+|-)? digits)? */
+static int is_json_number(const char *s)
+{
+    if (*s == '-')
+        s++;
+    if (!isdigit((unsigned char)*s))
+        return 0;
+    if (*s == '0' && isdigit((unsigned char)s[1]))
+        return 0;
+    while (isdigit((unsigned char)*s))
+        s++;
+    if (*s == '.') {
+        if (!isdigit((unsigned char)*++s))
+            return 0;
+        while (isdigit((unsigned char)*s))
+            s++;
+    }
+    if (*s == 'e' || *s == 'E') {
+        s++;
+        if (*s == '+' || *s == '-')
+            s++;
+        if (!isdigit((unsigned char)*s))
+            return 0;
+        while (isdigit((unsigned char)*s))
+            s++;
+    }
+    return *s == 0;
+}
+
 int report_fprint_run_json(FILE *f, const char *name, const report_meta *meta,
                            const ospg_profile *p, const report_notes *notes,
                            const loctab *lt, char *err, size_t errlen)
@@ -713,7 +812,10 @@ int report_fprint_run_json(FILE *f, const char *name, const report_meta *meta,
         outs(&o, "  ");
         json_string(&o, meta->kv[i].key);
         outs(&o, ": ");
-        json_string(&o, meta->kv[i].value);
+        if (numeric_key(meta->kv[i].key) && is_json_number(meta->kv[i].value))
+            outs(&o, meta->kv[i].value);
+        else
+            json_string(&o, meta->kv[i].value);
         sep = ",\n";
     }
     if (p) {
@@ -768,17 +870,12 @@ int report_write_run_json(const char *path, const report_meta *meta,
         set_msg(err, errlen, "(null): invalid argument");
         return -1;
     }
-    FILE *f = fopen(path, "w");
-    if (!f) {
-        set_msg(err, errlen, "%s: %s", path, strerror(errno));
+    char tmp[PATH_MAX + 32];
+    FILE *f = report_open_tmp(path, tmp, sizeof(tmp), err, errlen);
+    if (!f)
         return -1;
-    }
     int r = report_fprint_run_json(f, path, meta, p, notes, lt, err, errlen);
-    if (fclose(f) == EOF && r == 0) {
-        set_msg(err, errlen, "%s: %s", path, strerror(errno));
-        r = -1;
-    }
-    return r;
+    return report_close_tmp(f, tmp, path, r == 0, err, errlen);
 }
 
 /* ---- SQLite ---- */
@@ -1007,31 +1104,6 @@ static int db_fill(db_ctx *c, const ospg_profile *p, const loctab *lt,
     return SQLITE_OK;
 }
 
-/* Creates or truncates path, refusing anything but a regular file. */
-static int db_truncate(const char *path, char *err, size_t errlen)
-{
-    struct stat sb;
-    if (stat(path, &sb) == 0) {
-        if (!S_ISREG(sb.st_mode)) {
-            set_msg(err, errlen, "%s: not a regular file", path);
-            return -1;
-        }
-    } else if (errno != ENOENT) {
-        set_msg(err, errlen, "%s: %s", path, strerror(errno));
-        return -1;
-    }
-    int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0666);
-    if (fd < 0) {
-        set_msg(err, errlen, "%s: %s", path, strerror(errno));
-        return -1;
-    }
-    if (close(fd) != 0) {
-        set_msg(err, errlen, "%s: %s", path, strerror(errno));
-        return -1;
-    }
-    return 0;
-}
-
 int report_write_db(const char *path, const ospg_profile *p, const loctab *lt,
                     const report_meta *meta, const report_notes *notes,
                     const char *const *scen_names, const double *scen_factors,
@@ -1042,16 +1114,20 @@ int report_write_db(const char *path, const ospg_profile *p, const loctab *lt,
         set_msg(err, errlen, "%s: invalid argument", path ? path : "(null)");
         return -1;
     }
-    if (db_truncate(path, err, errlen) != 0)
+    /* written under a temporary name, renamed when committed */
+    char tmp[PATH_MAX + 32];
+    FILE *tf = report_open_tmp(path, tmp, sizeof(tmp), err, errlen);
+    if (!tf)
         return -1;
-
+    fclose(tf);
     db_ctx c = { 0 };
-    int rc = sqlite3_open_v2(path, &c.db,
+    int rc = sqlite3_open_v2(tmp, &c.db,
                              SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE, NULL);
     if (rc != SQLITE_OK) {
         set_msg(err, errlen, "%s: %s", path,
                 c.db ? sqlite3_errmsg(c.db) : sqlite3_errstr(rc));
         sqlite3_close(c.db);
+        unlink(tmp);
         return -1;
     }
     int in_tx = 0;
@@ -1084,6 +1160,12 @@ int report_write_db(const char *path, const ospg_profile *p, const loctab *lt,
         set_msg(err, errlen, "%s: %s", path, sqlite3_errmsg(c.db));
         ret = -1;
     }
+    if (ret == 0 && rename(tmp, path)) {
+        set_msg(err, errlen, "%s: %s", path, strerror(errno));
+        ret = -1;
+    }
+    if (ret != 0)
+        unlink(tmp);
     return ret;
 }
 
@@ -1155,11 +1237,10 @@ int report_write_whatif_csv(const char *path, const ospg_profile *p,
                             const double *factors, char *err, size_t errlen)
 {
     clear_msg(err, errlen);
-    FILE *f = fopen(path, "w");
-    if (!f) {
-        set_msg(err, errlen, "%s: %s", path, strerror(errno));
+    char tmp[PATH_MAX + 32];
+    FILE *f = report_open_tmp(path, tmp, sizeof(tmp), err, errlen);
+    if (!f)
         return -1;
-    }
     out o = { f, 0 };
     outs(&o, "scenario,factor,location,directive,work,span,parallelism,"
              "critical_work,critical_percent\n");
@@ -1170,6 +1251,7 @@ int report_write_whatif_csv(const char *path, const ospg_profile *p,
         if (sorted_rows(p, s, lt, &items, &order, &n)) {
             fclose(f);
             set_msg(err, errlen, "%s: out of memory", path);
+            report_close_tmp(f, tmp, path, 0, NULL, 0);
             return -1;
         }
         char fac[REPORT_NUMBUF];
@@ -1188,9 +1270,5 @@ int report_write_whatif_csv(const char *path, const ospg_profile *p,
         free(order);
     }
     int rc = out_finish(&o, path, err, errlen);
-    if (fclose(f) && rc == 0) {
-        set_msg(err, errlen, "%s: %s", path, strerror(errno));
-        rc = -1;
-    }
-    return rc;
+    return report_close_tmp(f, tmp, path, rc == 0, err, errlen);
 }

@@ -88,6 +88,19 @@ void report_format_parallelism(char buf[REPORT_NUMBUF], uint64_t work,
 void report_format_percent(char buf[REPORT_NUMBUF], uint64_t part,
                            uint64_t whole);
 
+/* ---- Writing a file whole ----
+ *
+ * Every output file is written under a temporary name in its directory
+ * (PATH.tmp.XXXXXX) and renamed over PATH once complete: a reader never
+ * sees half a file, and a symbolic link planted at PATH is replaced, never
+ * followed.  Something at PATH that is neither a regular file nor a link
+ * is refused.  open returns NULL with err set; close renames when ok (else
+ * removes the temporary file) and returns 0, or -1 with err set. */
+FILE *report_open_tmp(const char *path, char *tmp, size_t tmplen, char *err,
+                      size_t errlen);
+int report_close_tmp(FILE *f, const char *tmp, const char *path, int ok,
+                     char *err, size_t errlen);
+
 /* ---- Writers ---- */
 
 /* The profile of scenario scen as CSV (docs/output.md, "profile.csv"):

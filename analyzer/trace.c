@@ -757,6 +757,11 @@ uint64_t trace_writer_dropped(const trace_writer *w)
     return w ? w->dropped : 0;
 }
 
+int trace_writer_errno(const trace_writer *w)
+{
+    return w && w->failed ? w->err : 0;
+}
+
 uint64_t trace_writer_bytes(const trace_writer *w)
 {
     return w ? w->bytes : 0;

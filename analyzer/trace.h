@@ -133,6 +133,8 @@ int trace_write_note(trace_writer *w, uint32_t loc, uint32_t note,
  * record).  Safe to call from an atexit handler. */
 int trace_writer_flush(trace_writer *w);
 uint64_t trace_writer_dropped(const trace_writer *w);
+/* The errno of the write that failed, or 0. */
+int trace_writer_errno(const trace_writer *w);
 uint64_t trace_writer_bytes(const trace_writer *w);
 /* Flushes, closes and frees.  Returns 0 or -1 if anything was lost. */
 int trace_writer_close(trace_writer *w);

@@ -258,11 +258,24 @@ void stream_flush_all_unlocked(void)
 uint64_t stream_flush_all(void)
 {
     uint64_t dropped = 0;
+    int err = 0;
     pthread_mutex_lock(&lock);
     for (size_t i = 0; i < nwriters; i++) {
         trace_writer_flush(writers[i]);
         dropped += trace_writer_dropped(writers[i]);
+        if (!err)
+            err = trace_writer_errno(writers[i]);
     }
     pthread_mutex_unlock(&lock);
+    /* A full disk, a removed directory: said once, here, since the trace
+     * cannot say it. */
+    static int told;
+    if (dropped && !told) {
+        told = 1;
+        fprintf(stderr, "whatif: %llu trace records could not be written "
+                        "to %s (%s): the trace is incomplete\n",
+                (unsigned long long)dropped, out_dir,
+                strerror(err ? err : EIO));
+    }
     return dropped;
 }
