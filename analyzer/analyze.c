@@ -380,7 +380,7 @@ int analyze_trace(const char *dir, const char *outdir,
     }
     note_seconds(ms.meta, "analyzer_scan_seconds", t_scan);
     size_t unresolved = 0;
-    if (ms.failed || srcloc_resolve(lt, &named, &unresolved, err,
+    if (ms.failed || srcloc_resolve(lt, ms.meta, &named, &unresolved, err,
                                     sizeof(err))) {
         fprintf(stderr, "whatif analyze: out of memory\n");
         goto out;

@@ -368,6 +368,28 @@ static int print_summary(const char *dir, const char *mode_dir)
     return 0;
 }
 
+/* --children profile, offline: each child's trace gets its profile in
+ * its own directory, child-PID. */
+static void analyze_children(const char *dir, const char *factors)
+{
+    DIR *d = opendir(dir);
+    if (!d)
+        return;
+    struct dirent *de;
+    while ((de = readdir(d))) {
+        if (strncmp(de->d_name, "child-", 6))
+            continue;
+        char kid[PATH_MAX + 64], trace[PATH_MAX + 80];
+        snprintf(kid, sizeof(kid), "%s/%s", dir, de->d_name);
+        snprintf(trace, sizeof(trace), "%s/trace", kid);
+        analyze_opts ao = {.quiet = 1, .factors = factors,
+                           .opportunities = 1, .partial = 1};
+        if (access(trace, F_OK) == 0 && analyze_trace(trace, kid, &ao) == 0)
+            fprintf(stderr, "whatif: a child's profile in %s/\n", kid);
+    }
+    closedir(d);
+}
+
 static int exists(const char *dir, const char *name)
 {
     char p[PATH_MAX + 64];
@@ -589,6 +611,9 @@ int cmd_run(int argc, char **argv)
                             "when the program ends; killed, it left none "
                             "(--mode offline keeps what was recorded)\n");
     }
+    if (have && analyze && !strcmp(children, "profile") &&
+        strcmp(mode, "online"))
+        analyze_children(dir, factors);
     if (have && analyze && !quiet)
         print_summary(dir, dir);
     if (!have && !(strcmp(mode, "online") && !analyze))

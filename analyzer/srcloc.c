@@ -7,6 +7,7 @@
  */
 #include "srcloc.h"
 
+#include <errno.h>
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -14,8 +15,27 @@
 
 #include "symbols.h"
 
-int srcloc_resolve(const loctab *in, loctab **out, size_t *unresolved,
-                   char *warn, size_t warnlen)
+/* Why module path has no line for a location: one clause. */
+static void why_unresolved(sym_table *syms, const report_meta *meta,
+                           const char *path, char *buf, size_t len)
+{
+    char key[PATH_MAX + 16], now[129];
+    snprintf(key, sizeof(key), "build-id %s", path);
+    const char *then = meta ? report_meta_get(meta, key) : NULL;
+    int rc = sym_build_id(syms, path, now, sizeof(now));
+    if (rc && errno == ENOENT)
+        snprintf(buf, len, "%s is gone (it is where the run's code was)",
+                 path);
+    else if (then && strcmp(then, "none") && (rc || strcmp(then, now)))
+        snprintf(buf, len, "%s was rebuilt since the run (its build-id "
+                 "differs): run the program again to see its lines", path);
+    else
+        snprintf(buf, len, "no debug information for %s (build with -g)",
+                 path);
+}
+
+int srcloc_resolve(const loctab *in, const report_meta *meta, loctab **out,
+                   size_t *unresolved, char *warn, size_t warnlen)
 {
     *unresolved = 0;
     if (warn && warnlen)
@@ -34,7 +54,15 @@ int srcloc_resolve(const loctab *in, loctab **out, size_t *unresolved,
             sscanf(plus + 1, "%" SCNx64, &off) == 1) {
             *plus = 0;
             char resolved[PATH_MAX + 128] = "";
-            sym_lookup(syms, where, off, resolved, sizeof(resolved), NULL, 0);
+            /* a rebuilt binary's lines would be the new code's */
+            char key[PATH_MAX + 16], now[129];
+            snprintf(key, sizeof(key), "build-id %s", where);
+            const char *then = meta ? report_meta_get(meta, key) : NULL;
+            if (!then || !strcmp(then, "none") ||
+                (sym_build_id(syms, where, now, sizeof(now)) == 0 &&
+                 !strcmp(then, now)))
+                sym_lookup(syms, where, off, resolved, sizeof(resolved),
+                           NULL, 0);
             if (resolved[0]) {
                 if (loctab_set(lt, e->id, e->directive, resolved))
                     goto fail;
@@ -48,10 +76,12 @@ int srcloc_resolve(const loctab *in, loctab **out, size_t *unresolved,
                           !strncmp(mod, "libiomp", 7);
             if (!runtime)
                 (*unresolved)++;
-            if (!runtime && warn && !warn[0])
-                snprintf(warn, warnlen,
-                         "no debug information for %s: locations stay "
-                         "binary+offset (build with -g)", where);
+            if (!runtime && warn && !warn[0]) {
+                char why[PATH_MAX + 128];
+                why_unresolved(syms, meta, where, why, sizeof(why));
+                snprintf(warn, warnlen, "%s: its locations stay "
+                         "binary+offset", why);
+            }
             /* Name it by its binary, not its full path. */
             const char *base_name = strrchr(where, '/');
             char shortname[PATH_MAX + 128];

@@ -8,14 +8,18 @@
 
 #include "loctab.h"
 #include "ospg.h"
+#include "report.h"
 
 /* Builds *out, a copy of in where every "module+0xOFFSET" location is
  * replaced by "file:line" from the module's debug information.  Locations
- * without debug information keep "binary+0xOFFSET"; *unresolved counts
- * them and warn (may be NULL) gets one line about the first.  Returns 0, or
- * -1 when out of memory (*out untouched). */
-int srcloc_resolve(const loctab *in, loctab **out, size_t *unresolved,
-                   char *warn, size_t warnlen);
+ * that stay unresolved keep "binary+0xOFFSET"; *unresolved counts them and
+ * warn (may be NULL) gets one line saying why for the first: the module is
+ * gone, was rebuilt since the run (its build-id differs from the one meta
+ * records as "build-id PATH"; meta may be NULL), or has no line there (no
+ * debug information).  Returns 0, or -1 when out of memory (*out
+ * untouched). */
+int srcloc_resolve(const loctab *in, const report_meta *meta, loctab **out,
+                   size_t *unresolved, char *warn, size_t warnlen);
 
 /* Merges the rows of locations that resolved to the same directive and
  * file:line (a compiler may emit one directive's runtime call twice): their

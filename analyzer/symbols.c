@@ -4,6 +4,7 @@
 #include <dwarf.h>
 #include <elfutils/libdw.h>
 #include <elfutils/libdwfl.h>
+#include <errno.h>
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -236,5 +237,26 @@ int sym_lookup(sym_table *t, const char *path, uint64_t off, char *where,
     if (!file || dwarf_lineno(l, &lineno) || lineno <= 0)
         return -1;
     snprintf(where, wlen, "%s:%d", shorten(file, t->cwd), lineno);
+    return 0;
+}
+
+int sym_build_id(sym_table *t, const char *path, char *hex, size_t len)
+{
+    if (len)
+        hex[0] = 0;
+    if (access(path, R_OK)) {
+        errno = ENOENT;
+        return -1;
+    }
+    module *m = module_get(t, path);
+    const unsigned char *bits;
+    GElf_Addr vaddr;
+    int n = m && m->mod ? dwfl_module_build_id(m->mod, &bits, &vaddr) : -1;
+    if (n <= 0 || len < 2 * (size_t)n + 1) {
+        errno = 0;
+        return -1;
+    }
+    for (int i = 0; i < n; i++)
+        snprintf(hex + 2 * i, 3, "%02x", bits[i]);
     return 0;
 }

@@ -38,4 +38,9 @@ void sym_free(sym_table *t);
 int sym_lookup(sym_table *t, const char *path, uint64_t off, char *where,
                size_t wlen, char *func, size_t flen);
 
+/* The GNU build-id of module path as hex in hex (len >= 2 * 20 + 1 for
+ * the usual SHA-1 id).  Returns 0; -1 when the file cannot be read (errno
+ * ENOENT when it is gone) or has no build-id. */
+int sym_build_id(sym_table *t, const char *path, char *hex, size_t len);
+
 #endif

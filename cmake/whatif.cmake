@@ -16,6 +16,18 @@ function(whatif_profile target)
     message(FATAL_ERROR "whatif_profile: ${WHATIF_STATIC_LIB} not found: "
                         "build whatif first (./setup.sh in ${WHATIF_ROOT})")
   endif()
+  # The tool sees OpenMP through LLVM libomp's tools interface: GCC's
+  # libgomp has none, so a GCC build would run unprofiled.
+  foreach(_lang C CXX)
+    if(CMAKE_${_lang}_COMPILER_LOADED AND
+       NOT CMAKE_${_lang}_COMPILER_ID MATCHES "Clang")
+      message(FATAL_ERROR "whatif_profile(${target}): the ${_lang} compiler "
+              "is ${CMAKE_${_lang}_COMPILER_ID}; whatif needs clang with "
+              "-fopenmp (LLVM libomp). Configure with "
+              "-DCMAKE_${_lang}_COMPILER=clang-19 (or clang++-19), or profile "
+              "the GCC build with `whatif run`, which runs it on libomp.")
+    endif()
+  endforeach()
   target_compile_options(${target} PRIVATE -g)
   target_link_options(${target} PRIVATE -Wl,-u,ompt_start_tool)
   target_link_libraries(${target} PRIVATE ${WHATIF_STATIC_LIB} pfm sqlite3 dw elf m

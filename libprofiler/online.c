@@ -511,7 +511,7 @@ int online_finish(uint64_t root_nchildren, int partial, const char *dir,
                  fold_seconds, run_seconds);
     size_t unresolved = 0;
     char warn[512] = "";
-    if (srcloc_resolve(locs, &named, &unresolved, warn, sizeof(warn))) {
+    if (srcloc_resolve(locs, meta, &named, &unresolved, warn, sizeof(warn))) {
         snprintf(err, errlen, "out of memory");
         goto out;
     }

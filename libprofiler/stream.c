@@ -43,6 +43,19 @@ typedef struct loc_entry {
     UT_hash_handle hh;
 } loc_entry;
 
+/* The modules whose build-id the trace records (key: path). */
+typedef struct module_entry {
+    char *path;
+    UT_hash_handle hh;
+} module_entry;
+static module_entry *modules;
+static void (*meta_hook)(const char *, const char *);
+
+void stream_set_meta_hook(void (*fn)(const char *, const char *))
+{
+    meta_hook = fn;
+}
+
 /* The id of each (directive, where) pair: key is "directive where". */
 typedef struct name_entry {
     char *key;
@@ -176,6 +189,34 @@ static void describe(const void *code, char *buf, size_t len)
     snprintf(buf, len, "%s+0x%lx", path, (unsigned long)off);
 }
 
+/* The first time a module is seen: its build-id, so that an analysis of
+ * the trace can tell a rebuilt binary from the one that ran.  Called under
+ * the lock. */
+static void note_module(stream_thread *st, const void *code)
+{
+    char path[PATH_MAX];
+    uint64_t off;
+    module_entry *m;
+    if (!code || !syms || module_of((uintptr_t)code - 1, path, sizeof(path),
+                                    &off))
+        return;
+    HASH_FIND_STR(modules, path, m);
+    if (m || !(m = calloc(1, sizeof(*m))) || !(m->path = strdup(path))) {
+        if (m && !m->path)
+            free(m);
+        return;
+    }
+    HASH_ADD_KEYPTR(hh, modules, m->path, strlen(m->path), m);
+    char key[PATH_MAX + 16], hex[129];
+    snprintf(key, sizeof(key), "build-id %s", path);
+    if (sym_build_id(syms, path, hex, sizeof(hex)))
+        snprintf(hex, sizeof(hex), "none");
+    if (st->w)
+        trace_write_meta(st->w, key, hex);
+    if (meta_hook)
+        meta_hook(key, hex);
+}
+
 /* The id of (kind, where): shared by every address that resolved to it.
  * Called under the lock; 0 (the program) when out of memory. */
 static uint32_t intern_name(stream_thread *st, int kind, const char *where)
@@ -218,6 +259,7 @@ uint32_t stream_loc(stream_thread *st, const void *code, int kind)
     if (!e) {
         char where[4352];
         describe(code, where, sizeof(where));
+        note_module(st, code);
         uint32_t id = intern_name(st, kind, where);
         if (id == OSPG_LOC_PROGRAM || !(e = calloc(1, sizeof(*e)))) {
             pthread_mutex_unlock(&lock);

@@ -54,6 +54,10 @@ uint32_t stream_loc(stream_thread *st, const void *code, int kind);
 /* Also tells fn about every new location (the on-the-fly profile). */
 void stream_set_loc_hook(void (*fn)(uint32_t, const char *, const char *));
 
+/* Also tells fn about the metadata the interning writes (the build-id of
+ * every module seen: "build-id PATH" = hex or "none"). */
+void stream_set_meta_hook(void (*fn)(const char *, const char *));
+
 /* Writes key=value into the calling thread's stream. */
 void stream_meta(stream_thread *st, const char *key, const char *value);
 

@@ -2588,8 +2588,10 @@ ompt_start_tool(unsigned int omp_version,
         fprintf(stderr, "whatif: out of memory; profiling disabled\n");
         return NULL;
     }
-    if (mode_online)
+    if (mode_online) {
         stream_set_loc_hook(online_loc);
+        stream_set_meta_hook(online_meta);
+    }
     if (!cmdline[0])
         read_cmdline();
     if (mode_offline)

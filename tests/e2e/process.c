@@ -1,0 +1,70 @@
+/* process.c - a program that does what programs do around their OpenMP
+ * code: start children, fork, crash, exit abruptly, change directory,
+ * wait for a signal.  tests/e2e_run.sh profiles each.
+ *
+ *   process WHAT    (none, child, system, fork, forkexit, crash, abort,
+ *                    quickexit, chdir, sleep)
+ *
+ * Every case but "child" runs a parallel region of 10 ms of CPU per
+ * thread, does WHAT, then runs another; "child" is the program system()
+ * starts, with a region of its own.  The program's own output is one line
+ * on stdout.
+ */
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "selftime.h"
+
+static void region(double ms)
+{
+#pragma omp parallel
+    st_burn(ms);
+}
+
+int main(int argc, char **argv)
+{
+    const char *what = argc > 1 ? argv[1] : "none";
+    if (!strcmp(what, "child")) {
+        region(5);
+        printf("child ok\n");
+        return 0;
+    }
+    region(10);
+    if (!strcmp(what, "system")) {
+        char cmd[4096];
+        snprintf(cmd, sizeof(cmd), "%s child", argv[0]);
+        if (system(cmd))
+            return 3;
+    } else if (!strcmp(what, "fork")) {
+        pid_t p = fork();
+        if (p == 0) {
+            region(5);
+            _exit(0);
+        }
+        waitpid(p, NULL, 0);
+    } else if (!strcmp(what, "forkexit")) {
+        pid_t p = fork();
+        if (p == 0)
+            exit(0); /* runs the exit handlers the parent registered */
+        waitpid(p, NULL, 0);
+    } else if (!strcmp(what, "crash")) {
+        raise(SIGSEGV);
+    } else if (!strcmp(what, "abort")) {
+        abort();
+    } else if (!strcmp(what, "quickexit")) {
+        fflush(stdout);
+        _exit(0);
+    } else if (!strcmp(what, "chdir")) {
+        if (chdir("/"))
+            return 4;
+    } else if (!strcmp(what, "sleep")) {
+        sleep(30);
+    }
+    region(10);
+    printf("parent ok\n");
+    return 0;
+}

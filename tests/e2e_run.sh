@@ -1,0 +1,150 @@
+#!/usr/bin/env bash
+# e2e_run.sh - the run around the program (`whatif run`): child processes
+# and forks never touch the profile, an earlier run's results are never
+# shown as this run's, two runs into one directory exclude each other,
+# signals reach the program, a crash or a kill keeps what was recorded
+# (offline), the output directory is checked and made absolute before the
+# program starts, the program's stdout is its own, a program built with
+# GCC runs on libomp, bad settings are refused, a rebuilt binary is named
+# as such, and the tool works from a path with a space in it.
+# Usage: e2e_run.sh WHATIF_BINARY WORK_DIR
+set -uo pipefail
+whatif=$(realpath "$1"); work=$(realpath -m "$2")
+here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
+rm -rf "$work"; mkdir -p "$work"; cd "$work" || exit 1
+clang-19 -fopenmp -g -O1 -I"$here/e2e" "$here/e2e/process.c" -o process || exit 1
+pass=0 fail=0
+ok() { pass=$((pass + 1)); }
+ko() { echo "FAIL: $*"; fail=$((fail + 1)); }
+work_of() { awk -F, '$1 == "program" { print $4 }' "$1/profile.csv" 2>/dev/null; }
+# The parent's two regions: 2 threads x 10 ms each; a profile that holds a
+# child's region too would weigh 50 ms or more.
+parent_only() { awk -v w="$(work_of "$1")" 'BEGIN { exit !(w > 35e6 && w < 48e6) }'; }
+export OMP_NUM_THREADS=2
+
+# 1. children: only the process whatif started is profiled
+for what in system fork forkexit; do
+  for mode in online offline; do
+    out=o-$what-$mode
+    "$whatif" run -q --mode $mode -o $out -- ./process $what >$out.out 2>$out.err
+    rc=$?
+    if [ $rc -eq 0 ] && parent_only $out && ! ls -d $out/child-* >/dev/null 2>&1 &&
+       ! grep -qi "error\|corrupt\|reused\|redefined" $out.err; then ok; else
+      ko "$what $mode: rc $rc, work $(work_of $out): $(head -2 $out.err)"; fi
+  done
+done
+"$whatif" run -q --mode offline --children profile -o o-follow -- ./process system >/dev/null 2>o-follow.err
+kid=$(ls -d o-follow/child-* 2>/dev/null | head -1)
+if parent_only o-follow && [ -n "$kid" ] && [ -s "$kid/profile.csv" ]; then ok; else
+  ko "--children profile: $(ls o-follow) $(head -2 o-follow.err)"; fi
+
+# 2. stale results: a run that profiles nothing shows nothing, exits 1
+cat >noomp.c <<'EOF'
+#include <omp.h>
+#include <stdio.h>
+int main(void) { printf("%d\n", omp_get_wtime() > 0); return 0; }
+EOF
+clang-19 -fopenmp noomp.c -o noomp || exit 1
+for mode in online offline; do
+  "$whatif" run -q --mode $mode -o stale -- ./process >/dev/null 2>&1
+  "$whatif" run -q --mode $mode -o stale -- ./noomp >/dev/null 2>stale.err
+  rc=$?
+  if [ $rc -eq 1 ] && [ ! -e stale/profile.csv ] && [ ! -e stale/trace/thread-0000.wit ] &&
+     grep -q "ran no OpenMP construct" stale.err; then ok; else
+    ko "stale ($mode): rc $rc, $(ls stale) $(cat stale.err)"; fi
+done
+#    two runs into one directory
+"$whatif" run -q -o locked -- ./process sleep >/dev/null 2>&1 &
+first=$!
+sleep 1
+"$whatif" run -q -o locked -- ./process >/dev/null 2>locked.err
+rc=$?
+kill -TERM $first; wait $first
+if [ $rc -eq 1 ] && grep -q "another whatif run is writing into this directory" locked.err; then ok; else
+  ko "lock: rc $rc, $(cat locked.err)"; fi
+
+# 3. signals and crashes: offline, the profile of what was recorded
+"$whatif" run -q --mode offline -o term -- ./process sleep >/dev/null 2>term.err &
+runner=$!
+sleep 1.5
+kill -TERM $runner; wait $runner
+rc=$?
+w=$(work_of term)
+if [ $rc -eq 143 ] && grep -q "killed by signal 15" term.err && [ -n "$w" ] &&
+   awk -v w="$w" 'BEGIN { exit !(w > 15e6 && w < 28e6) }' &&
+   grep -q '"complete": "no' term/run.json; then ok; else
+  ko "SIGTERM: rc $rc, work ${w:-none}: $(head -3 term.err)"; fi
+for what in crash abort; do
+  "$whatif" run -q --mode offline -o $what -- ./process $what >/dev/null 2>$what.err
+  rc=$?
+  w=$(work_of $what)
+  if [ $rc -gt 128 ] && [ -n "$w" ] && awk -v w="$w" 'BEGIN { exit !(w > 15e6 && w < 28e6) }' &&
+     grep -q '"complete": "no' $what/run.json; then ok; else
+    ko "$what offline: rc $rc, work ${w:-none}: $(head -3 $what.err)"; fi
+  "$whatif" run -q --mode online -o $what-online -- ./process $what >/dev/null 2>$what-online.err
+  rc=$?
+  if [ $rc -gt 128 ] && grep -q "mode offline keeps what was recorded" $what-online.err; then ok; else
+    ko "$what online: rc $rc: $(head -3 $what-online.err)"; fi
+done
+#    _exit runs no exit handler: the profile is written all the same
+for mode in online offline; do
+  "$whatif" run -q --mode $mode -o qe-$mode -- ./process quickexit >/dev/null 2>qe.err
+  rc=$?
+  w=$(work_of qe-$mode)
+  if [ $rc -eq 0 ] && [ -n "$w" ] && awk -v w="$w" 'BEGIN { exit !(w > 15e6 && w < 28e6) }'; then ok; else
+    ko "_exit ($mode): rc $rc, work ${w:-none}: $(head -2 qe.err)"; fi
+done
+
+# 4. the output directory: made with its parents, absolute, checked first
+"$whatif" run -q -o deep/a/b -- ./process chdir >/dev/null 2>&1
+if parent_only deep/a/b; then ok; else ko "-o deep/a/b with a program that changes directory"; fi
+: >afile
+"$whatif" run -q -o afile -- ./process >afile.out 2>afile.err
+rc=$?
+if [ $rc -eq 1 ] && [ ! -s afile.out ] && grep -q "cannot create the directory" afile.err; then ok; else
+  ko "-o naming a file: rc $rc, program output '$(cat afile.out)'"; fi
+
+# 5. the program's stdout is its own; the summary goes to stderr
+for mode in online offline; do
+  "$whatif" run --mode $mode -o so-$mode -- ./process >so.out 2>so.err
+  if [ "$(cat so.out)" = "parent ok" ] && grep -q "^whatif: program: work" so.err; then ok; else
+    ko "stdout ($mode): '$(cat so.out)'"; fi
+done
+
+# 7. a program built with GCC runs on libomp
+if command -v gcc >/dev/null; then
+  gcc -fopenmp -g -O1 -I"$here/e2e" "$here/e2e/process.c" -o process_gcc || exit 1
+  "$whatif" run -q -o gcc -- ./process_gcc >/dev/null 2>gcc.err
+  if parent_only gcc && grep -q '"runtime_note": "built with GCC' gcc/run.json; then ok; else
+    ko "gcc program: $(head -3 gcc.err)"; fi
+fi
+
+# 8. settings: refused whole, before the program runs
+for f in "2," ",2" "2,,4" "1e309" "0.5" "$(printf '2,%.0s' $(seq 1 130))2"; do
+  "$whatif" run -q --factors "$f" -o fac -- ./process >fac.out 2>fac.err
+  rc=$?
+  if [ $rc -eq 2 ] && [ ! -s fac.out ] && [ "$(wc -l <fac.err)" -eq 1 ]; then ok; else
+    ko "--factors '$f': rc $rc $(cat fac.err)"; fi
+done
+# 9. numbers are JSON numbers
+if grep -q '"threads": [0-9]' so-online/run.json; then ok; else ko "run.json threads not a number"; fi
+
+# 6. the binary: a rebuilt one is named as such, not as lacking -g
+clang-19 -fopenmp -O1 -I"$here/e2e" "$here/e2e/process.c" -o nodebug || exit 1
+"$whatif" run -q --mode offline --no-analyze -o rebuilt -- ./nodebug >/dev/null 2>&1
+clang-19 -fopenmp -O1 -g -DREBUILT -I"$here/e2e" "$here/e2e/process.c" -o nodebug || exit 1
+"$whatif" analyze -q -o rebuilt rebuilt/trace >/dev/null 2>rebuilt.err
+if grep -q "nodebug was rebuilt since the run" rebuilt.err; then ok; else ko "rebuilt binary: $(cat rebuilt.err)"; fi
+#    a program found through PATH keeps its lines
+mkdir -p bin; cp process bin/
+(cd / && PATH="$work/bin:$PATH" "$whatif" run -q -o "$work/viapath" -- process >/dev/null 2>&1)
+if grep -q "process.c:[0-9]*,parallel" viapath/profile.csv; then ok; else ko "program found through PATH: $(head -3 viapath/profile.csv)"; fi
+
+# the tool installed under a path with a space
+root="$work/with space"; mkdir -p "$root/bin" "$root/lib"
+cp "$whatif" "$root/bin/"; cp "$(dirname "$whatif")/../lib/libwhatif.so" "$root/lib/"
+"$root/bin/whatif" run -q -o spaced -- ./process >/dev/null 2>spaced.err
+if parent_only spaced; then ok; else ko "tool path with a space: $(head -2 spaced.err)"; fi
+
+echo "$pass passed, $fail failed"
+[ $fail -eq 0 ]
