@@ -344,7 +344,7 @@ int analyze_trace(const char *dir, const char *outdir,
 {
     int status = 1;
     loctab *named = NULL;
-    char err[1024];
+    char err[8192];
     ospg_profile prof = {0}, opp = {0};
     replay_stats st = {0};
     loctab *lt = loctab_new();
@@ -420,7 +420,7 @@ int analyze_trace(const char *dir, const char *outdir,
         goto out;
     }
     if (st.partial) {
-        char why[1024];
+        char why[8192];
         snprintf(why, sizeof(why), "no: the trace ends before the program "
                  "did (%s)%s", st.partial_why,
                  st.lost_records ? "; records of nodes whose begin was lost "

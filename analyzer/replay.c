@@ -58,7 +58,7 @@ struct replay_engine {
     /* the record being applied, for messages */
     const char *src;
     uint64_t off;
-    char err[1024];
+    char err[8192];
 };
 
 typedef struct replay_engine replay;

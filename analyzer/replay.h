@@ -41,7 +41,7 @@ typedef struct replay_stats {
     uint64_t peak_live_nodes;
     int partial;             /* allow_partial was needed */
     uint64_t lost_records;   /* records that named nodes never begun */
-    char partial_why[512];   /* the first reason, when partial */
+    char partial_why[4096];   /* the first reason, when partial */
 } replay_stats;
 
 /* ---- The engine: one record at a time ----

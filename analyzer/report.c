@@ -1104,6 +1104,27 @@ static int db_fill(db_ctx *c, const ospg_profile *p, const loctab *lt,
     return SQLITE_OK;
 }
 
+#define DB_PATH_MAX 500 /* below SQLite's 512-byte limit on a path */
+
+/* Copies src over dst; 0, or -1 with errno set. */
+static int copy_file(const char *src, const char *dst)
+{
+    FILE *in = fopen(src, "rb"), *out = in ? fopen(dst, "wb") : NULL;
+    char buf[65536];
+    size_t n;
+    int rc = in && out ? 0 : -1;
+    while (rc == 0 && (n = fread(buf, 1, sizeof(buf), in)) > 0)
+        if (fwrite(buf, 1, n, out) != n)
+            rc = -1;
+    if (in && ferror(in))
+        rc = -1;
+    if (in)
+        fclose(in);
+    if (out && fclose(out))
+        rc = -1;
+    return rc;
+}
+
 int report_write_db(const char *path, const ospg_profile *p, const loctab *lt,
                     const report_meta *meta, const report_notes *notes,
                     const char *const *scen_names, const double *scen_factors,
@@ -1115,13 +1136,28 @@ int report_write_db(const char *path, const ospg_profile *p, const loctab *lt,
         return -1;
     }
     /* written under a temporary name, renamed when committed */
-    char tmp[PATH_MAX + 32];
+    char tmp[PATH_MAX + 32], built[PATH_MAX + 32];
     FILE *tf = report_open_tmp(path, tmp, sizeof(tmp), err, errlen);
     if (!tf)
         return -1;
     fclose(tf);
+    /* SQLite opens no path longer than 512 bytes: such a database is
+     * built in the temporary directory and copied over. */
+    snprintf(built, sizeof(built), "%s", tmp);
+    if (strlen(tmp) >= DB_PATH_MAX) {
+        const char *td = getenv("TMPDIR");
+        snprintf(built, sizeof(built), "%s/whatif-db.XXXXXX",
+                 td && *td && strlen(td) < 256 ? td : "/tmp");
+        int fd = mkstemp(built);
+        if (fd < 0) {
+            set_msg(err, errlen, "%s: %s", path, strerror(errno));
+            unlink(tmp);
+            return -1;
+        }
+        close(fd);
+    }
     db_ctx c = { 0 };
-    int rc = sqlite3_open_v2(tmp, &c.db,
+    int rc = sqlite3_open_v2(built, &c.db,
                              SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE, NULL);
     if (rc != SQLITE_OK) {
         set_msg(err, errlen, "%s: %s", path,
@@ -1160,6 +1196,12 @@ int report_write_db(const char *path, const ospg_profile *p, const loctab *lt,
         set_msg(err, errlen, "%s: %s", path, sqlite3_errmsg(c.db));
         ret = -1;
     }
+    if (ret == 0 && strcmp(built, tmp) && copy_file(built, tmp)) {
+        set_msg(err, errlen, "%s: %s", path, strerror(errno));
+        ret = -1;
+    }
+    if (strcmp(built, tmp))
+        unlink(built);
     if (ret == 0 && rename(tmp, path)) {
         set_msg(err, errlen, "%s: %s", path, strerror(errno));
         ret = -1;

@@ -95,7 +95,7 @@ static int closed;            /* the profile is written (drain_lock) */
 static double start_seconds;  /* when profiling started */
 static double fold_seconds;   /* spent draining (drain_lock) */
 static char hint[256];        /* advice for the user, or "" */
-static char fail_what[1024];
+static char fail_what[8192];
 
 static size_t nscen = 1;
 static ospg_scenario *scen;

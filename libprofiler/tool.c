@@ -2222,7 +2222,7 @@ static int on_control_tool(uint64_t command, uint64_t modifier, void *arg,
 /* Writes the on-the-fly profile; partial for a run cut short. */
 static void write_online(int partial)
 {
-    char dir[4200], err[1024];
+    char dir[4200], err[8192];
     snprintf(dir, sizeof(dir), "%s%s", out_dir, mode_offline ? "/online" : "");
     if (partial)
         fprintf(stderr, "whatif: the program exited inside an OpenMP "
@@ -2524,7 +2524,7 @@ ompt_start_tool(unsigned int omp_version,
              runtime_version ? runtime_version : "unknown runtime",
              omp_version);
     cpu_before_tool = thread_cpu_ns();
-    char err[512] = "";
+    char err[8192] = "";
     const char *mode = getenv("WHATIF_MODE");
     if (!mode || !*mode || !strcmp(mode, "online")) {
         mode_online = 1;

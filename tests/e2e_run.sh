@@ -98,6 +98,12 @@ done
 # 4. the output directory: made with its parents, absolute, checked first
 "$whatif" run -q -o deep/a/b -- ./process chdir >/dev/null 2>&1
 if parent_only deep/a/b; then ok; else ko "-o deep/a/b with a program that changes directory"; fi
+long=$(printf 'd%.0s' $(seq 1 120))
+"$whatif" run -q -o "long/$long/$long/$long/$long/$long" -- ./process >/dev/null 2>long.err
+db="long/$long/$long/$long/$long/$long/profile.db"
+cp "$db" short.db 2>/dev/null # (the sqlite3 shell opens no such path either)
+if [ -s "$db" ] && [ "$(sqlite3 short.db 'SELECT count(*) FROM location')" -gt 1 ]; then ok; else
+  ko "a 600-character -o: $(head -c 300 long.err)"; fi
 : >afile
 "$whatif" run -q -o afile -- ./process >afile.out 2>afile.err
 rc=$?
