@@ -31,8 +31,14 @@ static void require(int ok)
 
 static void check_rec(const trace_rec *r)
 {
-    require(r->type >= TRACE_BEGIN && r->type <= TRACE_REGION &&
+    require(r->type >= TRACE_BEGIN && r->type <= TRACE_NOTE &&
             r->type != 4); /* 4: the removed GROUP record */
+    require(r->type == TRACE_NOTE ||
+            (r->note == 0 && r->value == 0));
+    require(r->type != TRACE_NOTE ||
+            (r->note >= 1 && r->note <= TRACE_NOTE_MAX));
+    require(r->type == TRACE_WORK || r->flags == 0);
+    require((r->flags & ~OSPG_W_CONTINUES) == 0);
     require(r->type != TRACE_REGION || r->region_id != 0);
     require(r->type == TRACE_REGION ||
             (r->region_id == 0 && r->region_parent == 0 &&
