@@ -25,7 +25,7 @@ case "${1:-}" in
 esac
 
 packages=(clang-19 libomp-19-dev libclang-rt-19-dev llvm-19 libpfm4-dev
-          libsqlite3-dev sqlite3 uthash-dev libdw-dev cmake make gcc python3 time)
+          libsqlite3-dev sqlite3 uthash-dev libdw-dev cmake make gcc g++ python3 time)
 
 install_packages() {
   local missing=()

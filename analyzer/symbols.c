@@ -1,11 +1,15 @@
 /* symbols.c - file:line and function of code addresses, with libdw. */
 #include "symbols.h"
 
+#include "linetab.h"
+
 #include <dwarf.h>
 #include <elfutils/libdw.h>
 #include <elfutils/libdwfl.h>
 #include <errno.h>
+#include <gelf.h>
 #include <limits.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -20,6 +24,14 @@ typedef struct cu_range {
     Dwarf_Die cudie;
 } cu_range;
 
+/* A compile unit's decoded line table, keyed by the unit's DIE offset. */
+typedef struct unit_lines {
+    Dwarf_Off key;
+    bool decoded; /* false: linetab could not read it, libdw does */
+    linetab tab;
+    UT_hash_handle hh;
+} unit_lines;
+
 typedef struct module {
     char *path;            /* the key */
     Dwfl *dwfl;            /* NULL: the module could not be opened */
@@ -29,11 +41,14 @@ typedef struct module {
     Dwarf_Addr bias;       /* dwfl address - DWARF address */
     cu_range *cus;         /* sorted by start */
     size_t ncus;
+    linetab_sections sections;
+    unit_lines *units;     /* decoded at a unit's first lookup */
     UT_hash_handle hh;
 } module;
 
 struct sym_table {
     module *modules;
+    bool libdw_lines; /* tests: every line from libdw */
     char cwd[PATH_MAX];
 };
 
@@ -51,8 +66,27 @@ sym_table *sym_new(void)
     return t;
 }
 
+void sym_use_libdw_lines(sym_table *t)
+{
+    t->libdw_lines = true;
+}
+
+void sym_line_stats(const sym_table *t, size_t *own, size_t *libdw)
+{
+    *own = *libdw = 0;
+    for (const module *m = t->modules; m; m = m->hh.next)
+        for (const unit_lines *u = m->units; u; u = u->hh.next)
+            *(u->decoded ? own : libdw) += 1;
+}
+
 static void module_free(module *m)
 {
+    unit_lines *u, *tmp;
+    HASH_ITER(hh, m->units, u, tmp) {
+        HASH_DEL(m->units, u);
+        linetab_free(&u->tab);
+        free(u);
+    }
     if (m->dwfl)
         dwfl_end(m->dwfl);
     free(m->cus);
@@ -114,6 +148,44 @@ static int index_units(module *m)
     return 0;
 }
 
+/* The contents of section name of elf, decompressed; NULL if absent. */
+static const unsigned char *section_data(Elf *elf, const char *name,
+                                         size_t *len)
+{
+    size_t shstrndx;
+    *len = 0;
+    if (elf_getshdrstrndx(elf, &shstrndx))
+        return NULL;
+    for (Elf_Scn *scn = NULL; (scn = elf_nextscn(elf, scn));) {
+        GElf_Shdr shdr;
+        const char *sname;
+        if (!gelf_getshdr(scn, &shdr) ||
+            !(sname = elf_strptr(elf, shstrndx, shdr.sh_name)) ||
+            strcmp(sname, name))
+            continue;
+        /* libdw decompressed the sections it opened; this is a guard */
+        if ((shdr.sh_flags & SHF_COMPRESSED) && elf_compress(scn, 0, 0) < 0)
+            return NULL;
+        Elf_Data *data = elf_getdata(scn, NULL);
+        if (!data || !data->d_buf)
+            return NULL;
+        *len = data->d_size;
+        return data->d_buf;
+    }
+    return NULL;
+}
+
+static void find_sections(module *m)
+{
+    Elf *elf = dwarf_getelf(m->dw);
+    linetab_sections *s = &m->sections;
+    if (!elf)
+        return;
+    s->line = section_data(elf, ".debug_line", &s->line_len);
+    s->line_str = section_data(elf, ".debug_line_str", &s->line_str_len);
+    s->str = section_data(elf, ".debug_str", &s->str_len);
+}
+
 /* The module at path, opened at its first use (a module that cannot be
  * read is remembered as such).  NULL only when out of memory. */
 static module *module_get(sym_table *t, const char *path)
@@ -136,6 +208,8 @@ static module *module_get(sym_table *t, const char *path)
         return m;
     dwfl_module_info(m->mod, NULL, &m->low, NULL, NULL, NULL, NULL, NULL);
     m->dw = dwfl_module_getdwarf(m->mod, &m->bias);
+    if (m->dw)
+        find_sections(m);
     if (m->dw && index_units(m)) {
         free(m->cus);
         m->cus = NULL;
@@ -161,6 +235,46 @@ static const cu_range *find_unit(const module *m, Dwarf_Addr a)
             return &m->cus[i];
         if (lo - i > 8)
             break;
+    }
+    return NULL;
+}
+
+/* The line table of the unit of cudie, decoded at its first use; NULL
+ * when out of memory.  A table linetab cannot decode is left to libdw. */
+static unit_lines *unit_lines_get(module *m, Dwarf_Die *cudie)
+{
+    Dwarf_Off key = dwarf_dieoffset(cudie);
+    unit_lines *u;
+    HASH_FIND(hh, m->units, &key, sizeof(key), u);
+    if (u)
+        return u;
+    if (!(u = calloc(1, sizeof(*u))))
+        return NULL;
+    u->key = key;
+    Dwarf_Attribute attr;
+    Dwarf_Word off;
+    if (m->sections.line &&
+        dwarf_formudata(dwarf_attr(cudie, DW_AT_stmt_list, &attr), &off) == 0)
+        u->decoded = linetab_read(&u->tab, &m->sections, off,
+                                  dwarf_formstring(dwarf_attr(
+                                      cudie, DW_AT_comp_dir, &attr))) == 0;
+    HASH_ADD(hh, m->units, key, sizeof(u->key), u);
+    return u;
+}
+
+/* The row of tab that covers a, or the closest earlier row of the same
+ * sequence with a line (within LOOKBACK bytes), as line_of below does
+ * with libdw's rows.  NULL if none. */
+static const linetab_row *row_of(const linetab *tab, Dwarf_Addr a)
+{
+    Dwarf_Addr next_start = a + 1;
+    for (size_t i = linetab_upper(tab, a); i-- > 0;) {
+        const linetab_row *r = &tab->rows[i];
+        if (r->end_seq || a - (next_start - 1) >= LOOKBACK)
+            return NULL;
+        if (r->line > 0)
+            return r;
+        next_start = r->addr;
     }
     return NULL;
 }
@@ -231,10 +345,22 @@ int sym_lookup(sym_table *t, const char *path, uint64_t off, char *where,
     if (!r)
         return -1;
     Dwarf_Die cudie = r->cudie;
-    Dwarf_Line *l = line_of(&cudie, a - m->bias);
-    const char *file = l ? dwarf_linesrc(l, NULL, NULL) : NULL;
+    unit_lines *u = t->libdw_lines ? NULL : unit_lines_get(m, &cudie);
+    const char *file = NULL;
     int lineno = 0;
-    if (!file || dwarf_lineno(l, &lineno) || lineno <= 0)
+    if (u && u->decoded) {
+        const linetab_row *row = row_of(&u->tab, a - m->bias);
+        if (row) {
+            file = u->tab.files[row->file];
+            lineno = (int)row->line;
+        }
+    } else {
+        Dwarf_Line *l = line_of(&cudie, a - m->bias);
+        file = l ? dwarf_linesrc(l, NULL, NULL) : NULL;
+        if (file && dwarf_lineno(l, &lineno))
+            file = NULL;
+    }
+    if (!file || lineno <= 0)
         return -1;
     snprintf(where, wlen, "%s:%d", shorten(file, t->cwd), lineno);
     return 0;

@@ -10,7 +10,8 @@
  * A module is opened once, at its first lookup, and its compile units are
  * indexed by address range: clang 19 writes no .debug_aranges, which
  * libdw's own address lookup needs.  A lookup is then a binary search and,
- * the first time a unit is hit, the decoding of its line table.  Not
+ * the first time a unit is hit, the decoding of its line table (linetab.c,
+ * libdw where that cannot read it).  Not
  * thread-safe: callers serialize.
  */
 #ifndef WHATIF_SYMBOLS_H
@@ -25,6 +26,14 @@ typedef struct sym_table sym_table;
  * current directory as it is now.  NULL when out of memory. */
 sym_table *sym_new(void);
 void sym_free(sym_table *t);
+
+/* Makes t read line tables with libdw alone (linetab.c is the default):
+ * the reference the tests compare linetab with. */
+void sym_use_libdw_lines(sym_table *t);
+
+/* How many compile units' line tables t decoded itself (*own) and left
+ * to libdw (*libdw) so far. */
+void sym_line_stats(const sym_table *t, size_t *own, size_t *libdw);
 
 /* The source line of the instruction at offset off of module path (the
  * distance from the address the module's first segment is loaded at, as

@@ -13,9 +13,11 @@ src="$work/big.cpp"
 {
   echo '#include <vector>'
   echo '#include <map>'
+  echo '#include <set>'
+  echo '#include <unordered_map>'
   echo '#include <string>'
-  echo 'template <int N> struct K { std::map<std::string, std::vector<double>> m;'
-  echo '  double run(int n) { double s = 0; for (int i = 0; i < n; i++) { m[std::to_string(i * N)].push_back(i); s += m.size(); } return s; } };'
+  echo 'template <int N> struct K { std::map<std::string, std::vector<double>> m; std::set<long> k; std::unordered_map<long, double> u;'
+  echo '  double run(int n) { double s = 0; for (int i = 0; i < n; i++) { m[std::to_string(i * N)].push_back(i); k.insert(i * N); u[i] += N; s += u[i] + m.size() + k.count(i); } return s; } };'
   for i in $(seq 0 999); do
     echo "double f$i(int n) { K<$i> k; double s = k.run(n);"
     echo "#pragma omp parallel reduction(+ : s)"
@@ -31,7 +33,10 @@ size=$(stat -c %s "$work/big")
 objdump -d --no-show-raw-insn "$work/big" |
   awk '/call.*<__kmpc_fork_call@plt>/ { getline; sub(":", "", $1); print $1 }' >"$work/offsets"
 # PIE: the offsets objdump prints are the module offsets whatif records
-echo "binary: $((size / 1024 / 1024)) MB, $(wc -l <"$work/offsets") call sites"
+echo "binary: $(awk -v s="$size" 'BEGIN { printf "%.1f", s / 1048576 }') MB, $(wc -l <"$work/offsets") call sites"
 cc -O2 -I"$here/analyzer" "$here/bench/sym_cost.c" "$here/analyzer/symbols.c" \
+   "$here/analyzer/linetab.c" \
    -ldw -lelf -o "$work/sym_cost"
 "$work/sym_cost" "$work/big" "$work/offsets"
+"$work/sym_cost" "$work/big" "$work/offsets" --function
+"$work/sym_cost" "$work/big" "$work/offsets" --libdw
