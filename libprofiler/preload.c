@@ -7,9 +7,17 @@
  * loader and the libraries' constructors took before it is left out.
  * The linked-in tool has no such wrapper: its constructor runs among the
  * program's own, just before main.
+ *
+ * It also wraps pthread_create, so that the end of a thread's start
+ * routine is seen: libomp unregisters a thread it adopted in a
+ * thread-exit destructor, whose time (spinning on the runtime's locks
+ * while other threads exit) is no work of the program's.
  */
 #include <dlfcn.h>
+#include <errno.h>
+#include <pthread.h>
 #include <stddef.h>
+#include <stdlib.h>
 #include <unistd.h>
 
 #include "tool.h"
@@ -56,4 +64,50 @@ __attribute__((visibility("default"), noreturn)) void _Exit(int status)
         real(status);
     for (;;)
         ;
+}
+
+/* The thread the program asked for, run through run_thread. */
+typedef struct thread_start {
+    void *(*routine)(void *);
+    void *arg;
+} thread_start;
+
+typedef int (*create_fn)(pthread_t *, const pthread_attr_t *,
+                         void *(*)(void *), void *);
+typedef void (*thread_exit_fn)(void *);
+
+static void *run_thread(void *p)
+{
+    thread_start start = *(thread_start *)p;
+    free(p);
+    void *ret = start.routine(start.arg);
+    tool_thread_returns();
+    return ret;
+}
+
+__attribute__((visibility("default"))) int
+pthread_create(pthread_t *thread, const pthread_attr_t *attr,
+               void *(*routine)(void *), void *arg)
+{
+    create_fn real = (create_fn)dlsym(RTLD_NEXT, "pthread_create");
+    if (!real)
+        return EAGAIN;
+    thread_start *start = malloc(sizeof(*start));
+    if (!start) /* unwrapped: only the teardown is counted then */
+        return real(thread, attr, routine, arg);
+    start->routine = routine;
+    start->arg = arg;
+    int rc = real(thread, attr, run_thread, start);
+    if (rc)
+        free(start);
+    return rc;
+}
+
+__attribute__((visibility("default"), noreturn)) void pthread_exit(void *ret)
+{
+    thread_exit_fn real = (thread_exit_fn)dlsym(RTLD_NEXT, "pthread_exit");
+    tool_thread_returns();
+    if (real)
+        real(ret);
+    abort(); /* cannot happen: pthread_exit is libc's */
 }

@@ -2389,6 +2389,16 @@ static void at_exit(void)
         trace_writer_flush(ts->st.w);
 }
 
+void tool_thread_returns(void)
+{
+    tstate *ts = self;
+    tctx *c = ts ? ts->ctx : NULL;
+    if (!active || forked_child || !c || c == &initial_ctx ||
+        c->kind != CTX_INITIAL || c->waiting || c->nfr)
+        return;
+    frag_close(ts);
+}
+
 void tool_program_exits(void)
 {
     if (getpid() == tool_pid)

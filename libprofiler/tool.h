@@ -12,6 +12,11 @@ void tool_program_starts(void);
 /* The program ends without its exit handlers (_exit): they run now. */
 void tool_program_exits(void);
 
+/* A thread the program created returns from its start routine (or calls
+ * pthread_exit): its work ends here, before the runtime's teardown of the
+ * thread, which runs in a thread-exit destructor. */
+void tool_thread_returns(void);
+
 /* The OpenMP runtime's entry points interpose.c wraps, when the tool is
  * preloaded or linked in: the runtime's own time inside them is left out
  * of the fragment that called them.  enter and leave bracket the real
