@@ -13,13 +13,31 @@
  * Memory: one node per live intermediate node, one entry per (location,
  * group) below it, events for dependence predecessors still referenced by an
  * address.  Nothing grows with the number of folded nodes.
+ *
+ * Concurrency (ospg_set_concurrent): threads feed one builder at once, each
+ * folding what it completes; they meet only at a node they share.  Each node
+ * has a lock, and every field has one owner:
+ * - a node's child bookkeeping (frontier, parked children, chains, statistics,
+ *   the dependence state of its children, its lazy list) is guarded by the
+ *   node's own lock;
+ * - its relation to its parent (prefix, start chains, pending predecessors,
+ *   `finalized` and, once finalized, `queued`) by the parent's lock;
+ * - a node whose subtree is done is owned by the thread that queued it, which
+ *   finalizes it without a lock and then folds it under the parent's lock.
+ * A thread holds one node lock at a time (plus, briefly, a live-list shard
+ * lock), so there is no lock order to break.  Recycled nodes, entries and
+ * the work list are per thread.
  */
 #include "ospg.h"
 
 #include <math.h>
 #include <pthread.h>
+#include <stdalign.h>
+#include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
+
+#include "spin.h"
 
 /* Keys here are ids and pointers (8 or 16 bytes): a multiply-xor mix
  * hashes them well and far cheaper than uthash's byte-wise default. */
@@ -39,8 +57,7 @@
 /* uthash allocates a table and a bucket array for every hash that becomes
  * non-empty and frees both when it empties again: the statistics of every
  * node do that, millions of times in a task-heavy run.  Freed blocks of
- * those two first sizes are kept for reuse, per thread (the builder is
- * single-threaded, but several builders may live in several threads). */
+ * those two first sizes are kept for reuse, per thread. */
 static void *hash_alloc(size_t size);
 static void hash_free(void *p, size_t size);
 #define uthash_malloc(size) hash_alloc(size)
@@ -67,10 +84,13 @@ static void hash_cache_drop(void);
 static pthread_key_t hash_key;
 static pthread_once_t hash_key_once = PTHREAD_ONCE_INIT;
 
+static void cache_drop(void);
+
 static void hash_thread_exit(void *unused)
 {
     (void)unused;
     hash_cache_drop();
+    cache_drop();
 }
 
 static void hash_key_make(void)
@@ -96,16 +116,22 @@ static void *hash_alloc(size_t size)
     return malloc(size);
 }
 
-static void hash_free(void *p, size_t size)
+/* Makes the calling thread's caches die with it; 0 when they cannot. */
+static int caches_register(void)
 {
-    int c = hash_class(size);
     if (!hash_cache.registered) {
-        /* a thread's cache is freed when the thread exits */
         pthread_once(&hash_key_once, hash_key_make);
         hash_cache.registered =
             !hash_key_once_failed &&
             pthread_setspecific(hash_key, &hash_cache) == 0;
     }
+    return hash_cache.registered;
+}
+
+static void hash_free(void *p, size_t size)
+{
+    int c = hash_class(size);
+    caches_register();
     if (c < 0 || !hash_cache.registered || hash_cache.n[c] >= HASH_CACHE_MAX) {
         free(p);
         return;
@@ -308,6 +334,8 @@ typedef struct park_item {
 } park_item;
 
 struct ospg_node {
+    spin_lock mu;           /* concurrent builders: see the file comment */
+    unsigned shard;         /* the live list it is on */
     ospg_node *parent;
     uint64_t idx;
     ospg_kind kind;
@@ -327,6 +355,7 @@ struct ospg_node {
     park_item *parked;      /* out-of-order children, sorted by idx */
 
     uint64_t work;
+    uint64_t nodes;         /* nodes folded into it, itself and W included */
     uint64_t preds_pending; /* P: dependence predecessors not yet done */
     dep_event *event;       /* P with depend items: its finish, shared */
     addr_state *addrs;      /* this node's P-children's dependence state */
@@ -354,22 +383,72 @@ struct ospg_node {
     ospg_node *next_free;
 };
 
+/* Live nodes, for a partial finish and for teardown, in shards so that
+ * threads allocating at once rarely meet. */
+#define LIVE_SHARDS 16
+#define PEAK_SAMPLE 64 /* concurrent: allocations between peak updates */
+
+typedef struct live_shard {
+    alignas(64) spin_lock lock;
+    atomic_uint_fast64_t live;
+    uint64_t allocs;
+    ospg_node *list;
+} live_shard;
+
 struct ospg {
     size_t nscen;
     ospg_scenario *scen;   /* [nscen], scen[0] is the identity */
     ospg_node *root;
-    int err;               /* sticky: the first failure */
-    uint64_t live, peak_live, nodes;
-    ospg_node **ready;     /* work list of nodes to finalize or fold */
-    size_t nready, capready;
-    ospg_node *free_nodes;
-    park_item *free_park;  /* recycled park items, linked through next */
-    stat_entry *free_stats; /* recycled entries, linked through hh.next */
-    ospg_node *live_list;
-    uint64_t *scratch;     /* [nscen] */
+    atomic_int err;        /* sticky: the first failure */
+    int concurrent;        /* nodes are locked */
+    uint64_t gen;          /* tells this builder's thread caches apart */
+    atomic_uint_fast64_t peak_live;
+    live_shard shards[LIVE_SHARDS];
     ospg_release_fn release_fn;
     void *release_arg;
 };
+
+/* ---- Per-thread recycling ---- */
+
+/* What a thread recycles: sized for one builder (gen) at a time.  Blocks
+ * freed by a thread go to its own cache, up to a bound, so neither side of
+ * a fold ever locks for memory. */
+#define CACHE_MAX 4096
+
+typedef struct thread_cache {
+    uint64_t gen;
+    ospg_node *nodes;
+    stat_entry *stats;     /* linked through hh.next */
+    park_item *parks;      /* linked through next */
+    unsigned nnodes, nstats, nparks;
+    unsigned shard;        /* the live shard this thread allocates into */
+    uint64_t *scratch;     /* [nscen] */
+    size_t scratch_len;
+    ospg_node **ready;     /* work list of nodes to finalize or fold */
+    size_t nready, capready;
+    int registered;        /* cache_key holds a value */
+} thread_cache;
+
+static _Thread_local thread_cache tc;
+static atomic_uint_fast64_t builder_gen;
+static atomic_uint next_shard;
+
+static inline int gerr(const ospg *g)
+{
+    return atomic_load_explicit(&g->err, memory_order_relaxed);
+}
+
+static inline void node_lock(const ospg *g, ospg_node *n)
+{
+    if (g->concurrent)
+        spin_acquire(&n->mu);
+}
+
+static inline void node_unlock(const ospg *g, ospg_node *n)
+{
+    if (g->concurrent)
+        spin_release(&n->mu);
+}
 
 const char *ospg_strerror(int err)
 {
@@ -425,8 +504,8 @@ uint64_t ospg_scaled_work(const ospg_scenario *s, uint64_t work, uint32_t loc,
 
 static int fail(ospg *g, int err)
 {
-    if (!g->err)
-        g->err = err;
+    int none = OSPG_OK;
+    atomic_compare_exchange_strong(&g->err, &none, err);
     return err;
 }
 
@@ -438,11 +517,62 @@ static size_t chains_size(const ospg *g)
     return 3 * g->nscen * sizeof(chain) + g->nscen * sizeof(uint64_t);
 }
 
+/* Frees what the calling thread keeps for reuse. */
+static void cache_drop(void)
+{
+    while (tc.nodes) {
+        ospg_node *n = tc.nodes;
+        tc.nodes = n->next_free;
+        free(n->ser);
+        free(n);
+    }
+    while (tc.stats) {
+        stat_entry *e = tc.stats;
+        tc.stats = e->hh.next;
+        free(e);
+    }
+    while (tc.parks) {
+        park_item *it = tc.parks;
+        tc.parks = it->next;
+        free(it);
+    }
+    tc.nnodes = tc.nstats = tc.nparks = 0;
+    free(tc.scratch);
+    tc.scratch = NULL;
+    tc.scratch_len = 0;
+    if (!tc.nready) {
+        free(tc.ready);
+        tc.ready = NULL;
+        tc.capready = 0;
+    }
+    tc.gen = 0;
+}
+
+/* Points the calling thread's cache at g (every API entry calls it).
+ * Returns 0, or an error when out of memory. */
+static int cache_bind(ospg *g)
+{
+    if (tc.gen == g->gen)
+        return 0;
+    cache_drop();
+    tc.scratch = calloc(g->nscen, sizeof(uint64_t));
+    if (!tc.scratch)
+        return fail(g, OSPG_ERR_NOMEM);
+    tc.scratch_len = g->nscen;
+    tc.gen = g->gen;
+    tc.shard = g->concurrent ? atomic_fetch_add(&next_shard, 1) % LIVE_SHARDS
+                             : 0;
+    caches_register();
+    return 0;
+}
+
 static park_item *park_alloc(ospg *g)
 {
-    park_item *it = g->free_park;
+    (void)g;
+    park_item *it = tc.parks;
     if (it) {
-        g->free_park = it->next;
+        tc.parks = it->next;
+        tc.nparks--;
         memset(it, 0, sizeof(*it));
         return it;
     }
@@ -451,16 +581,40 @@ static park_item *park_alloc(ospg *g)
 
 static void park_free(ospg *g, park_item *it)
 {
-    it->next = g->free_park;
-    g->free_park = it;
+    (void)g;
+    if (tc.gen != g->gen || tc.nparks >= CACHE_MAX || !hash_cache.registered) {
+        free(it);
+        return;
+    }
+    it->next = tc.parks;
+    tc.parks = it;
+    tc.nparks++;
+}
+
+static uint64_t live_total(const ospg *g)
+{
+    uint64_t n = 0;
+    for (int i = 0; i < LIVE_SHARDS; i++)
+        n += atomic_load_explicit(&g->shards[i].live, memory_order_relaxed);
+    return n;
+}
+
+static void peak_update(ospg *g)
+{
+    uint64_t now = live_total(g);
+    uint64_t peak = atomic_load_explicit(&g->peak_live, memory_order_relaxed);
+    while (now > peak && !atomic_compare_exchange_weak(&g->peak_live, &peak,
+                                                       now))
+        ;
 }
 
 static ospg_node *node_alloc(ospg *g)
 {
-    ospg_node *n = g->free_nodes;
+    ospg_node *n = tc.nodes;
     chain *chains;
     if (n) {
-        g->free_nodes = n->next_free;
+        tc.nodes = n->next_free;
+        tc.nnodes--;
         chains = n->ser;
     } else {
         n = malloc(sizeof(*n));
@@ -473,6 +627,7 @@ static ospg_node *node_alloc(ospg *g)
     }
     memset(n, 0, sizeof(*n));
     memset(chains, 0, chains_size(g));
+    n->nodes = 1;
     n->ser = chains;
     n->best = chains + g->nscen;
     n->start = chains + 2 * g->nscen;
@@ -482,19 +637,28 @@ static ospg_node *node_alloc(ospg *g)
         n->best[s].rank = RANK_NONE;
         n->start[s].rank = RANK_PREFIX;
     }
-    DL_APPEND2(g->live_list, n, live_prev, live_next);
-    g->live++;
-    g->nodes++;
-    if (g->live > g->peak_live)
-        g->peak_live = g->live;
+    live_shard *sh = &g->shards[tc.shard];
+    n->shard = tc.shard;
+    spin_acquire(&sh->lock);
+    DL_APPEND2(sh->list, n, live_prev, live_next);
+    atomic_fetch_add_explicit(&sh->live, 1, memory_order_relaxed);
+    int sample = !g->concurrent || ++sh->allocs % PEAK_SAMPLE == 0;
+    spin_release(&sh->lock);
+    if (sample)
+        peak_update(g);
     return n;
 }
 
 /* Entries are recycled: a task-heavy run creates and folds millions. */
 static void stat_free(ospg *g, stat_entry *e)
 {
-    e->hh.next = g->free_stats;
-    g->free_stats = e;
+    if (tc.gen != g->gen || tc.nstats >= CACHE_MAX || !hash_cache.registered) {
+        free(e);
+        return;
+    }
+    e->hh.next = tc.stats;
+    tc.stats = e;
+    tc.nstats++;
 }
 
 static void stats_free(ospg *g, stat_entry **head)
@@ -566,25 +730,37 @@ static void node_release(ospg *g, ospg_node *n)
             g->release_fn(g->release_arg, gr->user);
         free(gr);
     }
-    DL_DELETE2(g->live_list, n, live_prev, live_next);
-    n->next_free = g->free_nodes;
-    g->free_nodes = n;
-    g->live--;
+    live_shard *sh = &g->shards[n->shard];
+    spin_acquire(&sh->lock);
+    DL_DELETE2(sh->list, n, live_prev, live_next);
+    atomic_fetch_sub_explicit(&sh->live, 1, memory_order_relaxed);
+    spin_release(&sh->lock);
+    if (tc.gen != g->gen || tc.nnodes >= CACHE_MAX || !hash_cache.registered) {
+        free(n->ser);
+        free(n);
+        return;
+    }
+    n->next_free = tc.nodes;
+    tc.nodes = n;
+    tc.nnodes++;
 }
 
+/* Queues n on the calling thread's work list, unless it is queued already.
+ * The caller holds the lock that guards n->queued: n's own before n is
+ * finalized, its parent's after. */
 static int push_ready(ospg *g, ospg_node *n)
 {
     if (n->queued)
         return 0;
-    if (g->nready == g->capready) {
-        size_t cap = g->capready ? g->capready * 2 : 64;
-        ospg_node **r = realloc(g->ready, cap * sizeof(*r));
+    if (tc.nready == tc.capready) {
+        size_t cap = tc.capready ? tc.capready * 2 : 64;
+        ospg_node **r = realloc(tc.ready, cap * sizeof(*r));
         if (!r)
             return fail(g, OSPG_ERR_NOMEM);
-        g->ready = r;
-        g->capready = cap;
+        tc.ready = r;
+        tc.capready = cap;
     }
-    g->ready[g->nready++] = n;
+    tc.ready[tc.nready++] = n;
     n->queued = 1;
     return 0;
 }
@@ -610,9 +786,10 @@ static int can_fold(const ospg_node *n)
 static stat_entry *stat_new(ospg *g, uint32_t loc, ospg_group *group)
 {
     size_t size = sizeof(stat_entry) + g->nscen * sizeof(uint64_t);
-    stat_entry *e = g->free_stats;
+    stat_entry *e = tc.stats;
     if (e) {
-        g->free_stats = e->hh.next;
+        tc.stats = e->hh.next;
+        tc.nstats--;
         memset(e, 0, size);
     } else if (!(e = calloc(1, size))) {
         return NULL;
@@ -706,7 +883,7 @@ static int stats_own(ospg *g, ospg_node *n, ospg_node *into)
 {
     if (n->loc == OSPG_LOC_NONE)
         return 0;
-    uint64_t *spans = g->scratch;
+    uint64_t *spans = tc.scratch;
     for (size_t s = 0; s < g->nscen; s++)
         spans[s] = n->ser[s].len;
     return stats_add(g, into, n->loc, n->group, n->work, spans, 1);
@@ -721,7 +898,7 @@ static int stats_collapse(ospg *g, ospg_node *n)
         /* The location changed at the end: the skipped W-nodes count. */
         if (stats_add(g, n, n->skip_loc, NULL, n->skip_work, n->skip_span,
                       n->skip_inst))
-            return g->err;
+            return gerr(g);
     }
     n->hot = NULL; /* entries are dropped and rekeyed below */
     if (n->loc != OSPG_LOC_NONE) {
@@ -780,8 +957,8 @@ static int apply_w(ospg *g, ospg_node *n, uint64_t work, uint32_t loc,
                    uint32_t region, unsigned flags)
 {
     if (n->lazy_list && materialize_lazy(g, n))
-        return g->err;
-    uint64_t *spans = g->scratch;
+        return gerr(g);
+    uint64_t *spans = tc.scratch;
     n->work += work;
     for (size_t s = 0; s < g->nscen; s++) {
         uint64_t ws = s ? ospg_scaled_work(&g->scen[s], work, loc, region)
@@ -809,8 +986,9 @@ static int apply_w(ospg *g, ospg_node *n, uint64_t work, uint32_t loc,
 static int apply_s(ospg *g, ospg_node *n, ospg_node *c)
 {
     if (n->lazy_list && materialize_lazy(g, n))
-        return g->err;
+        return gerr(g);
     n->work += c->work;
+    n->nodes += c->nodes;
     for (size_t s = 0; s < g->nscen; s++) {
         n->ser[s].len += c->ser[s].len;
         if (cmap_merge(&n->ser[s].crit, &c->ser[s].crit))
@@ -818,7 +996,7 @@ static int apply_s(ospg *g, ospg_node *n, ospg_node *c)
     }
     stats_merge(g, n, &c->stats);
     if (stats_own(g, c, n))
-        return g->err;
+        return gerr(g);
     n->unfolded--;
     node_release(g, c);
     if (subtree_done(n))
@@ -887,11 +1065,11 @@ static int resolve_all_memory(ospg *g, ospg_node *n, ospg_node *p)
 {
     addr_state *a, *tmp;
     if (n->all_last && take_pred(g, p, n->all_last))
-        return g->err;
+        return gerr(g);
     HASH_ITER(hh, n->addrs, a, tmp) {
         for (size_t i = 0; i < a->cur.n; i++)
             if (take_pred(g, p, a->cur.ev[i]))
-                return g->err;
+                return gerr(g);
         evset_release(&a->prev);
         a->prev = a->cur;
         memset(&a->cur, 0, sizeof(a->cur));
@@ -934,7 +1112,7 @@ static int resolve_dep(ospg *g, ospg_node *n, ospg_node *p, const ospg_dep *d)
     }
     for (size_t i = 0; i < a->prev.n; i++)
         if (take_pred(g, p, a->prev.ev[i]))
-            return g->err;
+            return gerr(g);
     if (evset_push(&a->cur, p->event))
         return fail(g, OSPG_ERR_NOMEM);
     return 0;
@@ -956,7 +1134,7 @@ static int apply_p_begin(ospg *g, ospg_node *n, ospg_node *p,
     }
     for (size_t i = 0; i < ndeps; i++)
         if (resolve_dep(g, n, p, &deps[i]))
-            return g->err;
+            return gerr(g);
     p->prefix_ready = 1;
     if (can_fold(p))
         return push_ready(g, p);
@@ -1038,10 +1216,9 @@ static int finalize(ospg *g, ospg_node *n)
         chain_free(&n->best[s]);
     }
     if (stats_collapse(g, n))
-        return g->err;
+        return gerr(g);
     if (n == g->root && stats_own(g, n, n))
-        return g->err;
-    n->finalized = 1;
+        return gerr(g);
     return 0;
 }
 
@@ -1092,18 +1269,19 @@ static int fold_p(ospg *g, ospg_node *p)
         p->lazy_prefix = 0;
     }
     n->work += p->work;
+    n->nodes += p->nodes;
     stats_merge(g, n, &p->stats);
     if (stats_own(g, p, n))
-        return g->err;
+        return gerr(g);
     if (ev) {
         ev->done = 1;
         for (size_t i = 0; i < ev->nwaiters; i++) {
             ospg_node *w = ev->waiters[i];
             if (take_pred(g, w, ev))
-                return g->err;
+                return gerr(g);
             w->preds_pending--;
             if (can_fold(w) && push_ready(g, w))
-                return g->err;
+                return gerr(g);
         }
         ev->nwaiters = 0;
     }
@@ -1114,43 +1292,71 @@ static int fold_p(ospg *g, ospg_node *p)
     return 0;
 }
 
-/* Processes the work list until nothing is ready. */
+/* Folds n, finalized, into its parent if nothing holds it any more.  The
+ * caller holds the parent's lock. */
+static int fold_into_parent(ospg *g, ospg_node *n)
+{
+    ospg_node *parent = n->parent;
+    if (!can_fold(n)) {
+        n->queued = 0; /* whoever releases it queues it again */
+        return 0;
+    }
+    if (n->kind == OSPG_P)
+        return fold_p(g, n);
+    if (parent->blocking == n) {
+        parent->blocking = NULL;
+        parent->frontier++;
+        if (apply_s(g, parent, n) || drain(g, parent))
+            return gerr(g);
+        return 0;
+    }
+    /* An S-child finalized early stays parked until the frontier reaches
+     * it (drain applies it). */
+    n->queued = 0;
+    return 0;
+}
+
+/* Processes the calling thread's work list until nothing is ready.  A node
+ * on it is this thread's to process (queued stays set meanwhile, so nothing
+ * queues it twice): its subtree is done, so it is finalized without a lock,
+ * then folded under its parent's. */
 static int run(ospg *g)
 {
-    while (g->nready && !g->err) {
-        ospg_node *n = g->ready[--g->nready];
-        /* n->queued stays set while n is processed, so nothing queues it
-         * a second time; it is cleared unless n is folded and freed. */
-        if (!n->finalized) {
-            if (n->partial && drain(g, n))
-                return g->err;
+    while (tc.nready && !gerr(g)) {
+        ospg_node *n = tc.ready[--tc.nready];
+        int finalizing = !n->finalized;
+        if (finalizing) {
+            if (n->partial) {
+                node_lock(g, n);
+                int rc = drain(g, n);
+                node_unlock(g, n);
+                if (rc)
+                    return gerr(g);
+            }
             if (!subtree_done(n)) {
                 n->queued = 0;
                 continue;
             }
             if (finalize(g, n))
-                return g->err;
+                return gerr(g);
         }
-        if (n == g->root || !can_fold(n)) {
+        if (n == g->root) {
+            n->finalized = 1;
             n->queued = 0;
             continue;
         }
         ospg_node *parent = n->parent;
-        if (n->kind == OSPG_P) {
-            if (fold_p(g, n))
-                return g->err;
-        } else if (parent->blocking == n) {
-            parent->blocking = NULL;
-            parent->frontier++;
-            if (apply_s(g, parent, n) || drain(g, parent))
-                return g->err;
-        } else {
-            /* An S-child finalized early stays parked until the frontier
-             * reaches it (drain applies it). */
-            n->queued = 0;
-        }
+        node_lock(g, parent);
+        if (finalizing)
+            n->finalized = 1; /* under the parent's lock: can_fold reads it */
+        int rc = fold_into_parent(g, n);
+        node_unlock(g, parent);
+        if (rc)
+            return gerr(g);
     }
-    return g->err;
+    if (gerr(g))
+        tc.nready = 0; /* a failed build keeps nothing queued */
+    return gerr(g);
 }
 
 /* ---- Public API ---- */
@@ -1159,25 +1365,20 @@ ospg *ospg_new(size_t nscen, const ospg_scenario *scen)
 {
     if (nscen == 0)
         return NULL;
-    ospg *g = calloc(1, sizeof(*g));
+    ospg *g = aligned_alloc(alignof(ospg), sizeof(*g));
     if (!g)
         return NULL;
+    memset(g, 0, sizeof(*g));
     g->nscen = nscen;
+    g->gen = atomic_fetch_add(&builder_gen, 1) + 1;
     g->scen = calloc(nscen, sizeof(*g->scen));
     if (!g->scen) {
         free(g);
         return NULL;
     }
-    g->scratch = calloc(nscen, sizeof(uint64_t));
-    if (!g->scratch) {
-        free(g->scen);
-        free(g);
-        return NULL;
-    }
     for (size_t s = 1; s < nscen; s++)
         g->scen[s] = scen[s];
-    g->root = node_alloc(g);
-    if (!g->root) {
+    if (cache_bind(g) || !(g->root = node_alloc(g))) {
         ospg_free(g);
         return NULL;
     }
@@ -1185,6 +1386,11 @@ ospg *ospg_new(size_t nscen, const ospg_scenario *scen)
     g->root->loc = OSPG_LOC_PROGRAM;
     g->root->prefix_ready = 1;
     return g;
+}
+
+void ospg_set_concurrent(ospg *g)
+{
+    g->concurrent = 1;
 }
 
 size_t ospg_nscen(const ospg *g)
@@ -1199,7 +1405,7 @@ ospg_node *ospg_root(ospg *g)
 
 int ospg_error(const ospg *g)
 {
-    return g->err;
+    return gerr(g);
 }
 
 void ospg_set_release_hook(ospg *g, ospg_release_fn fn, void *arg)
@@ -1220,17 +1426,17 @@ void ospg_group_set_user(ospg_group *gr, void *user)
 
 uint64_t ospg_live_nodes(const ospg *g)
 {
-    return g->live;
+    return live_total(g);
 }
 
 uint64_t ospg_peak_live_nodes(const ospg *g)
 {
-    return g->peak_live;
+    return atomic_load(&g->peak_live);
 }
 
 ospg_group *ospg_group_new(ospg *g, ospg_node *owner, uint32_t loc)
 {
-    if (g->err || !owner || owner->finalized) {
+    if (gerr(g) || !owner) {
         fail(g, OSPG_ERR_STATE);
         return NULL;
     }
@@ -1241,15 +1447,27 @@ ospg_group *ospg_group_new(ospg *g, ospg_node *owner, uint32_t loc)
     }
     gr->owner = owner;
     gr->loc = loc;
-    LL_PREPEND(owner->groups, gr);
+    /* The owner's lock may be held by a thread folding into it; the list
+     * is only read once the owner's subtree is done. */
+    node_lock(g, owner);
+    int finalized = owner->finalized;
+    if (!finalized)
+        LL_PREPEND(owner->groups, gr);
+    node_unlock(g, owner);
+    if (finalized) {
+        free(gr);
+        fail(g, OSPG_ERR_STATE);
+        return NULL;
+    }
     return gr;
 }
 
+/* parent's lock held. */
 static int child_allowed(ospg *g, ospg_node *parent, uint64_t idx)
 {
-    if (g->err)
-        return g->err;
-    if (!parent || parent->finalized)
+    if (gerr(g))
+        return gerr(g);
+    if (parent->finalized)
         return fail(g, OSPG_ERR_STATE);
     if (parent->ended && idx >= parent->nchildren)
         return fail(g, OSPG_ERR_INDEX);
@@ -1258,140 +1476,176 @@ static int child_allowed(ospg *g, ospg_node *parent, uint64_t idx)
     return 0;
 }
 
+/* Links new node n as child idx of parent (parent's lock held). */
+static int attach(ospg *g, ospg_node *parent, ospg_node *n,
+                  const ospg_dep *deps, size_t ndeps)
+{
+    int rc = child_allowed(g, parent, n->idx);
+    if (rc)
+        return rc;
+    if (n->idx >= parent->seen)
+        parent->seen = n->idx + 1;
+    parent->unfolded++;
+    if (n->idx == parent->frontier && !parent->blocking) {
+        if (n->kind == OSPG_S) {
+            parent->blocking = n;
+            return 0;
+        }
+        parent->frontier++;
+        if (apply_p_begin(g, parent, n, deps, ndeps) || drain(g, parent))
+            return gerr(g);
+        return 0;
+    }
+    park_item *it = park_alloc(g);
+    if (!it)
+        return fail(g, OSPG_ERR_NOMEM);
+    it->idx = n->idx;
+    it->type = PARK_NODE;
+    it->node = n;
+    /* Depend items resolve in index order, so they wait with it. */
+    if (ndeps) {
+        it->deps = malloc(ndeps * sizeof(*deps));
+        if (!it->deps) {
+            park_free(g, it);
+            return fail(g, OSPG_ERR_NOMEM);
+        }
+        memcpy(it->deps, deps, ndeps * sizeof(*deps));
+        it->ndeps = ndeps;
+    }
+    if (park(g, parent, it)) {
+        free(it->deps);
+        park_free(g, it);
+        return gerr(g);
+    }
+    return 0;
+}
+
 ospg_node *ospg_begin(ospg *g, ospg_node *parent, uint64_t idx, ospg_kind kind,
                       uint32_t loc, ospg_group *group, const ospg_dep *deps,
                       size_t ndeps, int *err)
 {
-    int rc = child_allowed(g, parent, idx);
-    if (!rc && idx >= parent->seen)
-        parent->seen = idx + 1;
+    int rc = gerr(g) ? gerr(g) : cache_bind(g);
+    if (!rc && !parent)
+        rc = fail(g, OSPG_ERR_STATE);
     if (!rc && kind != OSPG_S && kind != OSPG_P)
         rc = fail(g, OSPG_ERR_ARG);
     if (!rc && (ndeps || group) && kind != OSPG_P)
         rc = fail(g, OSPG_ERR_ARG);
     if (!rc && group) {
         /* Members must lie under the owner, or the group would never
-         * close (and an untrusted trace could make it dangle). */
+         * close (and an untrusted trace could make it dangle).  Parent
+         * links never change, and parent's ancestors are all live. */
         ospg_node *a = parent;
         while (a && a != group->owner)
             a = a->parent;
         if (!a)
             rc = fail(g, OSPG_ERR_ARG);
     }
+    ospg_node *n = rc ? NULL : node_alloc(g);
+    if (!rc && !n)
+        rc = fail(g, OSPG_ERR_NOMEM);
+    if (!rc) {
+        n->parent = parent;
+        n->idx = idx;
+        n->kind = kind;
+        n->group = group;
+        n->loc = (loc == OSPG_LOC_NONE && group) ? group->loc : loc;
+        if (ndeps) {
+            n->event = calloc(1, sizeof(*n->event));
+            if (!n->event)
+                rc = fail(g, OSPG_ERR_NOMEM);
+            else {
+                n->event->refs = 1;
+                n->event->nscen = g->nscen;
+                n->event->rank = idx + 1;
+            }
+        }
+    }
+    if (!rc) {
+        node_lock(g, parent);
+        rc = attach(g, parent, n, deps, ndeps);
+        node_unlock(g, parent);
+        if (rc) /* never linked: nobody else can know it */
+            node_release(g, n);
+    } else if (n) {
+        node_release(g, n);
+    }
+    if (!rc)
+        rc = run(g);
     if (rc) {
         if (err)
             *err = rc;
         return NULL;
     }
-    ospg_node *n = node_alloc(g);
-    if (!n)
-        goto nomem;
-    n->parent = parent;
-    n->idx = idx;
-    n->kind = kind;
-    n->group = group;
-    n->loc = (loc == OSPG_LOC_NONE && group) ? group->loc : loc;
-    if (ndeps) {
-        n->event = calloc(1, sizeof(*n->event));
-        if (!n->event)
-            goto nomem_node;
-        n->event->refs = 1;
-        n->event->nscen = g->nscen;
-        n->event->rank = idx + 1;
-    }
-    parent->unfolded++;
-    if (idx == parent->frontier && !parent->blocking) {
-        if (kind == OSPG_S) {
-            parent->blocking = n;
-        } else {
-            parent->frontier++;
-            if (apply_p_begin(g, parent, n, deps, ndeps) || drain(g, parent))
-                goto failed;
-        }
-    } else {
-        park_item *it = park_alloc(g);
-        if (!it)
-            goto nomem;
-        it->idx = idx;
-        it->type = PARK_NODE;
-        it->node = n;
-        /* Depend items resolve in index order, so they wait with it. */
-        if (ndeps) {
-            it->deps = malloc(ndeps * sizeof(*deps));
-            if (!it->deps) {
-                park_free(g, it);
-                goto nomem;
-            }
-            memcpy(it->deps, deps, ndeps * sizeof(*deps));
-            it->ndeps = ndeps;
-        }
-        if (park(g, parent, it)) {
-            free(it->deps);
-            park_free(g, it);
-            goto failed;
-        }
-    }
-    if (run(g))
-        goto failed;
     return n;
-nomem_node:
-    node_release(g, n);
-nomem:
-    fail(g, OSPG_ERR_NOMEM);
-failed:
-    if (err)
-        *err = g->err;
-    return NULL;
 }
 
 int ospg_work(ospg *g, ospg_node *parent, uint64_t idx, uint64_t work,
               uint32_t loc, uint32_t region, unsigned flags)
 {
-    int rc = child_allowed(g, parent, idx);
+    int rc = gerr(g) ? gerr(g) : cache_bind(g);
     if (rc)
         return rc;
-    if (idx >= parent->seen)
-        parent->seen = idx + 1;
-    g->nodes++;
-    if (idx == parent->frontier) {
-        parent->frontier++;
-        if (apply_w(g, parent, work, loc, region, flags) ||
-            drain(g, parent))
-            return g->err;
-    } else {
-        park_item *it = park_alloc(g);
-        if (!it)
-            return fail(g, OSPG_ERR_NOMEM);
-        it->idx = idx;
-        it->type = PARK_W;
-        it->work = work;
-        it->loc = loc;
-        it->region = region;
-        it->wflags = flags;
-        if (park(g, parent, it)) {
-            park_free(g, it);
-            return g->err;
+    if (!parent)
+        return fail(g, OSPG_ERR_STATE);
+    node_lock(g, parent);
+    rc = child_allowed(g, parent, idx);
+    if (!rc) {
+        if (idx >= parent->seen)
+            parent->seen = idx + 1;
+        parent->nodes++;
+        if (idx == parent->frontier) {
+            parent->frontier++;
+            rc = apply_w(g, parent, work, loc, region, flags) ||
+                         drain(g, parent)
+                     ? gerr(g)
+                     : 0;
+        } else {
+            park_item *it = park_alloc(g);
+            if (!it) {
+                rc = fail(g, OSPG_ERR_NOMEM);
+            } else {
+                it->idx = idx;
+                it->type = PARK_W;
+                it->work = work;
+                it->loc = loc;
+                it->region = region;
+                it->wflags = flags;
+                if (park(g, parent, it)) {
+                    park_free(g, it);
+                    rc = gerr(g);
+                }
+            }
         }
     }
-    return run(g);
+    node_unlock(g, parent);
+    return rc ? rc : run(g);
 }
 
 int ospg_end(ospg *g, ospg_node *n, uint64_t nchildren, uint32_t loc)
 {
-    if (g->err)
-        return g->err;
-    if (!n || n->ended)
+    int rc = gerr(g) ? gerr(g) : cache_bind(g);
+    if (rc)
+        return rc;
+    if (!n)
         return fail(g, OSPG_ERR_STATE);
-    if (nchildren < n->frontier || (n->blocking && nchildren <= n->frontier) ||
-        (n->parked && n->parked->prev->idx >= nchildren))
-        return fail(g, OSPG_ERR_INDEX);
-    n->ended = 1;
-    n->nchildren = nchildren;
-    if (loc != OSPG_LOC_NONE)
-        n->loc = loc;
-    if (subtree_done(n) && push_ready(g, n))
-        return g->err;
-    return run(g);
+    node_lock(g, n);
+    if (n->ended)
+        rc = fail(g, OSPG_ERR_STATE);
+    else if (nchildren < n->frontier ||
+             (n->blocking && nchildren <= n->frontier) ||
+             (n->parked && n->parked->prev->idx >= nchildren))
+        rc = fail(g, OSPG_ERR_INDEX);
+    if (!rc) {
+        n->ended = 1;
+        n->nchildren = nchildren;
+        if (loc != OSPG_LOC_NONE)
+            n->loc = loc;
+        if (subtree_done(n))
+            rc = push_ready(g, n);
+    }
+    node_unlock(g, n);
+    return rc ? rc : run(g);
 }
 
 static int cmp_stat(const void *a, const void *b)
@@ -1406,32 +1660,37 @@ int ospg_finish(ospg *g, uint64_t root_nchildren, ospg_profile *out)
 {
     memset(out, 0, sizeof(*out));
     if (ospg_end(g, g->root, root_nchildren, OSPG_LOC_NONE))
-        return g->err;
+        return gerr(g);
     return build_profile(g, out);
 }
 
 int ospg_finish_partial(ospg *g, ospg_profile *out)
 {
     memset(out, 0, sizeof(*out));
-    if (g->err || !g->root)
-        return g->err ? g->err : fail(g, OSPG_ERR_STATE);
+    if (gerr(g) || !g->root)
+        return gerr(g) ? gerr(g) : fail(g, OSPG_ERR_STATE);
+    if (cache_bind(g))
+        return gerr(g);
     /* End every node as it stands: children never reported count as
-     * empty, so the profile covers the work that was measured. */
+     * empty, so the profile covers the work that was measured.  No other
+     * thread may use the builder any more. */
     ospg_node *n;
-    DL_FOREACH2(g->live_list, n, live_next) {
-        n->partial = 1;
-        if (!n->ended) {
-            n->ended = 1;
-            n->nchildren = n->seen > n->frontier ? n->seen : n->frontier;
-        } else if (n->nchildren > n->seen && n->nchildren > n->frontier) {
-            n->nchildren = n->seen > n->frontier ? n->seen : n->frontier;
+    for (int i = 0; i < LIVE_SHARDS; i++)
+        DL_FOREACH2(g->shards[i].list, n, live_next) {
+            n->partial = 1;
+            if (!n->ended) {
+                n->ended = 1;
+                n->nchildren = n->seen > n->frontier ? n->seen : n->frontier;
+            } else if (n->nchildren > n->seen && n->nchildren > n->frontier) {
+                n->nchildren = n->seen > n->frontier ? n->seen : n->frontier;
+            }
         }
-    }
-    DL_FOREACH2(g->live_list, n, live_next)
-        if (push_ready(g, n))
-            return g->err;
+    for (int i = 0; i < LIVE_SHARDS; i++)
+        DL_FOREACH2(g->shards[i].list, n, live_next)
+            if (push_ready(g, n))
+                return gerr(g);
     if (run(g))
-        return g->err;
+        return gerr(g);
     return build_profile(g, out);
 }
 
@@ -1439,7 +1698,7 @@ int ospg_finish_partial(ospg *g, ospg_profile *out)
 static int build_profile(ospg *g, ospg_profile *out)
 {
     ospg_node *r = g->root;
-    if (!r || !r->finalized || g->live != 1)
+    if (!r || !r->finalized || live_total(g) != 1)
         return fail(g, OSPG_ERR_STATE);
 
     /* Every location with an instance or with critical work gets a row. */
@@ -1459,7 +1718,7 @@ static int build_profile(ospg *g, ospg_profile *out)
         }
     out->nscen = g->nscen;
     out->work = r->work;
-    out->nodes = g->nodes;
+    out->nodes = r->nodes;
     out->span = calloc(g->nscen, sizeof(uint64_t));
     out->locs = calloc(n ? n : 1, sizeof(ospg_loc_stat));
     uint64_t *pool = calloc(2 * g->nscen * (n ? n : 1), sizeof(uint64_t));
@@ -1510,27 +1769,13 @@ void ospg_free(ospg *g)
     /* A failed or abandoned build still owns its live nodes.  Events are
      * shared with siblings, so drop every node's hold before freeing. */
     g->release_fn = NULL;
-    while (g->live_list)
-        node_release(g, g->live_list);
-    ospg_node *n = g->free_nodes, *next;
-    while (n) {
-        next = n->next_free;
-        free(n->ser);
-        free(n);
-        n = next;
-    }
-    while (g->free_stats) {
-        stat_entry *e = g->free_stats;
-        g->free_stats = e->hh.next;
-        free(e);
-    }
-    while (g->free_park) {
-        park_item *it = g->free_park;
-        g->free_park = it->next;
-        free(it);
-    }
-    free(g->ready);
-    free(g->scratch);
+    for (int i = 0; i < LIVE_SHARDS; i++)
+        while (g->shards[i].list)
+            node_release(g, g->shards[i].list);
+    /* This thread's cache; other threads drop theirs at their next use of
+     * a builder, or when they exit. */
+    if (tc.gen == g->gen)
+        cache_drop();
     free(g->scen);
     free(g);
     hash_cache_drop();

@@ -80,6 +80,13 @@ ospg *ospg_new(size_t nscen, const ospg_scenario *scen);
 void ospg_free(ospg *g);
 size_t ospg_nscen(const ospg *g);
 
+/* Lets several threads call ospg_begin, ospg_work, ospg_end and
+ * ospg_group_new at once (call it before any of them): each node is then
+ * locked while it changes, and a thread folds what it completes.  Callers
+ * must still report each node's begin before any of its children, and
+ * nothing else (finish, free, the release hook's map) concurrently. */
+void ospg_set_concurrent(ospg *g);
+
 /* The root S-node (location OSPG_LOC_PROGRAM), live until ospg_finish(). */
 ospg_node *ospg_root(ospg *g);
 

@@ -751,7 +751,7 @@ static void json_string(out *o, const char *str)
 
 /* Metadata that is a count or a duration: a JSON number in run.json. */
 static const char *const numeric_keys[] = {
-    "threads", "metric_read_bias", "peak_live_nodes", "online_fold_seconds",
+    "threads", "metric_read_bias", "peak_live_nodes",
     "trace_streams", "trace_bytes", "analyzer_peak_live_nodes",
     "analyzer_scan_seconds", "analyzer_profile_seconds",
 };

@@ -98,21 +98,37 @@ EXPORT void __kmpc_doacross_wait(void *loc, int gtid, const int64_t *vec)
 }
 
 /* __kmpc_fork_call takes a variable argument list, which C cannot pass
- * on: the wrapper is a few instructions of assembly that save the
- * argument registers, let the tool close the caller's fragment (so the
+ * on: the wrapper is a few instructions of assembly.  It saves the
+ * argument registers and lets the tool close the caller's fragment (so the
  * runtime's work before the parallel-begin event, up to hundreds of
- * microseconds for a team's first fork, stays out of it), restore them
- * and jump to the runtime's entry with the caller's frame untouched. */
+ * microseconds for a team's first fork, stays out of it); restores them,
+ * copies the arguments passed on the stack (argc - 3 pointers: the
+ * runtime's signature is (loc, argc, microtask, argc shared-variable
+ * pointers)) and calls the runtime; then lets the tool restart the
+ * fragment the parallel-end event opened, at the return (the join's
+ * teardown after that event, a lock-protected team release that grows
+ * under load, is the runtime's, not the caller's). */
 #if defined(__x86_64__)
-void *tool_fork_enter(void);
+void *tool_fork_enter(tool_runtime_span *sp, const void *call_site,
+                      const void *microtask);
+void tool_fork_leave(const tool_runtime_span *sp);
 
-void *tool_fork_enter(void)
+void *tool_fork_enter(tool_runtime_span *sp, const void *call_site,
+                      const void *microtask)
 {
     REAL(void *, __kmpc_fork_call)
-    tool_fork_enters();
+    tool_fork_enters(sp, call_site, microtask);
     return real;
 }
 
+void tool_fork_leave(const tool_runtime_span *sp)
+{
+    tool_fork_returns(sp);
+}
+
+/* Frame below %rbp: %rbx and %r12 (callee-saved, kept across the call),
+ * then 224 bytes: the 6 argument registers at -240, %rax at -192, %xmm0-7
+ * at -184, the tool's span (32 bytes) at -48. */
 __asm__(".text\n"
         ".globl __kmpc_fork_call\n"
         ".type __kmpc_fork_call, @function\n"
@@ -120,40 +136,67 @@ __asm__(".text\n"
         "    endbr64\n"
         "    pushq %rbp\n"
         "    movq %rsp, %rbp\n"
-        "    subq $192, %rsp\n"          /* 6 GPRs, %rax, 8 xmm, aligned */
-        "    movq %rdi, 0(%rsp)\n"
-        "    movq %rsi, 8(%rsp)\n"
-        "    movq %rdx, 16(%rsp)\n"
-        "    movq %rcx, 24(%rsp)\n"
-        "    movq %r8, 32(%rsp)\n"
-        "    movq %r9, 40(%rsp)\n"
-        "    movq %rax, 48(%rsp)\n"
-        "    movdqu %xmm0, 48+8(%rsp)\n"
-        "    movdqu %xmm1, 64+8(%rsp)\n"
-        "    movdqu %xmm2, 80+8(%rsp)\n"
-        "    movdqu %xmm3, 96+8(%rsp)\n"
-        "    movdqu %xmm4, 112+8(%rsp)\n"
-        "    movdqu %xmm5, 128+8(%rsp)\n"
-        "    movdqu %xmm6, 144+8(%rsp)\n"
-        "    movdqu %xmm7, 160+8(%rsp)\n"
-        "    call tool_fork_enter\n"
-        "    movq %rax, %r11\n"          /* the runtime's entry */
-        "    movq 0(%rsp), %rdi\n"
-        "    movq 8(%rsp), %rsi\n"
-        "    movq 16(%rsp), %rdx\n"
-        "    movq 24(%rsp), %rcx\n"
-        "    movq 32(%rsp), %r8\n"
-        "    movq 40(%rsp), %r9\n"
-        "    movq 48(%rsp), %rax\n"
-        "    movdqu 48+8(%rsp), %xmm0\n"
-        "    movdqu 64+8(%rsp), %xmm1\n"
-        "    movdqu 80+8(%rsp), %xmm2\n"
-        "    movdqu 96+8(%rsp), %xmm3\n"
-        "    movdqu 112+8(%rsp), %xmm4\n"
-        "    movdqu 128+8(%rsp), %xmm5\n"
-        "    movdqu 144+8(%rsp), %xmm6\n"
-        "    movdqu 160+8(%rsp), %xmm7\n"
-        "    leave\n"
-        "    jmp *%r11\n"
+        "    pushq %rbx\n"
+        "    pushq %r12\n"
+        "    subq $224, %rsp\n"
+        "    movq %rdi, -240(%rbp)\n"
+        "    movq %rsi, -232(%rbp)\n"
+        "    movq %rdx, -224(%rbp)\n"
+        "    movq %rcx, -216(%rbp)\n"
+        "    movq %r8, -208(%rbp)\n"
+        "    movq %r9, -200(%rbp)\n"
+        "    movq %rax, -192(%rbp)\n"
+        "    movdqu %xmm0, -184(%rbp)\n"
+        "    movdqu %xmm1, -168(%rbp)\n"
+        "    movdqu %xmm2, -152(%rbp)\n"
+        "    movdqu %xmm3, -136(%rbp)\n"
+        "    movdqu %xmm4, -120(%rbp)\n"
+        "    movdqu %xmm5, -104(%rbp)\n"
+        "    movdqu %xmm6, -88(%rbp)\n"
+        "    movdqu %xmm7, -72(%rbp)\n"
+        "    leaq -48(%rbp), %rdi\n"
+        "    movq 8(%rbp), %rsi\n"       /* the program's return address */
+        "    call tool_fork_enter\n"     /* %rdx: the microtask, as passed */
+        "    movq %rax, %r12\n"          /* the runtime's entry */
+        "    movslq -232(%rbp), %rbx\n"  /* argc */
+        "    subq $3, %rbx\n"            /* pointers passed on the stack */
+        "    jg 1f\n"
+        "    xorl %ebx, %ebx\n"
+        "1:  leaq 15(,%rbx,8), %rax\n"
+        "    andq $-16, %rax\n"
+        "    subq %rax, %rsp\n"          /* still 16-byte aligned */
+        "    xorl %ecx, %ecx\n"
+        "2:  cmpq %rbx, %rcx\n"
+        "    jge 3f\n"
+        "    movq 16(%rbp,%rcx,8), %rax\n"
+        "    movq %rax, (%rsp,%rcx,8)\n"
+        "    incq %rcx\n"
+        "    jmp 2b\n"
+        "3:  movq -240(%rbp), %rdi\n"
+        "    movq -232(%rbp), %rsi\n"
+        "    movq -224(%rbp), %rdx\n"
+        "    movq -216(%rbp), %rcx\n"
+        "    movq -208(%rbp), %r8\n"
+        "    movq -200(%rbp), %r9\n"
+        "    movq -192(%rbp), %rax\n"
+        "    movdqu -184(%rbp), %xmm0\n"
+        "    movdqu -168(%rbp), %xmm1\n"
+        "    movdqu -152(%rbp), %xmm2\n"
+        "    movdqu -136(%rbp), %xmm3\n"
+        "    movdqu -120(%rbp), %xmm4\n"
+        "    movdqu -104(%rbp), %xmm5\n"
+        "    movdqu -88(%rbp), %xmm6\n"
+        "    movdqu -72(%rbp), %xmm7\n"
+        "    call *%r12\n"
+        ".globl tool_fork_landing\n"
+        ".hidden tool_fork_landing\n"
+        "tool_fork_landing:\n"
+        "    leaq -48(%rbp), %rdi\n"
+        "    call tool_fork_leave\n"
+        "    leaq -16(%rbp), %rsp\n"
+        "    popq %r12\n"
+        "    popq %rbx\n"
+        "    popq %rbp\n"
+        "    ret\n"
         ".size __kmpc_fork_call, .-__kmpc_fork_call\n");
 #endif

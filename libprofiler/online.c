@@ -1,117 +1,89 @@
 /* online.c - feeds the analysis core from the profiler's callbacks.
  *
- * A queue is a list of chunks.  The owning thread writes records into its
- * tail chunk and publishes them by storing the chunk's committed length
- * (release); it links a new chunk (release) only after the last record of
- * the old one is committed.  The drainer, holding drain_lock, reads each
- * queue's head chunk up to its committed length (acquire) and hands used
- * chunks back through the queue's `returned` stack, which only the owner
- * empties (all at once), so neither side ever waits on the other.
- *
- * A record naming a node the drainer has not seen waits in its queue (the
- * engine refuses it; other queues go on).  The node's BEGIN is then either
- * already committed in another queue (a task is begun before the runtime
- * can run it elsewhere), so another pass finds it, or about to be: the
- * thread that opens a barrier phase publishes its BEGIN just after letting
- * the other threads see the phase.  At the end every thread is done, so a
- * record still waiting names a node nobody began: an error.
+ * Each thread calls the concurrent builder itself.  What remains to do
+ * here: map the caller's group ids to the builder's groups (a group is
+ * created by whichever member comes first), remember the first failure,
+ * and let online_finish stop the threads.  For that, a thread marks itself
+ * busy for the length of each event (a store to its own cache line) and
+ * checks `stopped` after marking; online_finish sets `stopped` and waits
+ * until no thread is busy, then has the builder to itself.
  */
 #include "online.h"
 
-#include <limits.h>
+#include <sched.h>
 #include <stdalign.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
+
+#include <uthash.h>
 
 #include "loctab.h"
-#include "replay.h"
 #include "report.h"
 #include "spin.h"
 #include "srcloc.h"
 
-#define CHUNK_BYTES (64u << 10)
-/* Queued chunks after which a thread stops to drain: bounds the memory of
- * records not yet applied at about threads x MAX_BACKLOG x CHUNK_BYTES. */
-#define MAX_BACKLOG 4u
-/* Share of the run spent folding above which the user is told that the
- * offline mode would cost less. */
-#define FOLD_HINT_SHARE 0.2
-/* Records one drain applies before letting go of the core. */
-#define DRAIN_BUDGET 65536L
+#define GROUP_SHARDS 64
 
-typedef struct qrec {
-    uint8_t type;        /* TRACE_BEGIN, TRACE_WORK or TRACE_END */
-    uint8_t kind;        /* BEGIN: ospg_kind */
-    uint16_t flags;      /* WORK: OSPG_W_* */
-    uint32_t loc;
-    uint32_t region;     /* WORK */
-    uint32_t ndeps;      /* BEGIN: ospg_dep items follow the record */
-    uint64_t id;         /* BEGIN, END */
-    uint64_t parent;     /* BEGIN, WORK */
-    uint64_t idx;        /* BEGIN, WORK */
-    uint64_t arg;        /* WORK: work; END: nchildren; BEGIN: group */
-    uint64_t owner;      /* BEGIN with a group */
-} qrec;
-
-typedef struct qchunk {
-    _Atomic(struct qchunk *) next;  /* set once the owner moved on */
-    atomic_size_t committed;        /* bytes of whole records */
-    size_t cap;
-    struct qchunk *free_next;       /* on a spare or returned list */
-    alignas(16) unsigned char data[];
-} qchunk;
-
-struct online_queue {
-    /* the owner's side */
-    alignas(64) qchunk *tail;
-    size_t pos;                 /* bytes written into tail */
-    qchunk *spare;              /* chunks ready for reuse */
-    uint64_t linked;            /* chunks handed to the drainer */
-    /* shared */
-    alignas(64) _Atomic(qchunk *) returned;
-    atomic_uint_fast64_t released;  /* chunks the drainer is done with */
-    /* the drainer's side (drain_lock) */
-    alignas(64) qchunk *head;
-    size_t rpos;
-    uint64_t nrec;              /* records applied, for messages */
-    char name[32];
-    online_queue *next_queue;
+struct online_thread {
+    alignas(64) atomic_int busy;  /* inside an event */
+    uint32_t index;
+    online_thread *next_thread;
 };
 
-static spin_lock drain_lock = SPIN_LOCK_INIT; /* the engine, queue heads */
-static spin_lock names_lock = SPIN_LOCK_INIT; /* locs, meta */
-static _Atomic(online_queue *) queues;
-static atomic_int stopped;    /* failed or closed: records are dropped */
-static replay_engine *engine;
+/* A group id of the caller's and the builder's group it stands for; the
+ * entry goes when the builder frees the group (its owner folded). */
+typedef struct group_entry {
+    uint64_t id;
+    ospg_group *group;
+    UT_hash_handle hh;
+} group_entry;
+
+typedef struct group_shard {
+    alignas(64) spin_lock lock;
+    group_entry *map;
+} group_shard;
+
+static ospg *graph;
+static group_shard group_shards[GROUP_SHARDS];
+static spin_lock names_lock = SPIN_LOCK_INIT; /* locs, meta, notes */
+static spin_lock fail_lock = SPIN_LOCK_INIT;
+static _Atomic(online_thread *) threads;
+static atomic_int stopped;    /* failed or closed: events are dropped */
+static atomic_int closed;     /* online_finish ran */
 static loctab *locs;
 static report_meta *meta;
 static report_notes *notes;   /* what is not exact, per location */
 static int notes_failed;      /* a note was lost (out of memory) */
-static int failed;            /* the first error, sticky (drain_lock) */
-static int closed;            /* the profile is written (drain_lock) */
-static double start_seconds;  /* when profiling started */
-static double fold_seconds;   /* spent draining (drain_lock) */
-static char hint[256];        /* advice for the user, or "" */
-static char fail_what[8192];
+static atomic_int failed;     /* the first error is in fail_what */
+static char fail_what[512];
 
 static size_t nscen = 1;
 static ospg_scenario *scen;
 static const char **scen_names;
 static double *scen_factors;
 
-static double seconds_now(void)
+static group_shard *shard_of(uint64_t id)
 {
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+    return &group_shards[(id * 0x9e3779b97f4a7c15ull) >> 58];
+}
+
+/* The builder frees a group: forget its id.  Runs under a node lock;
+ * group_get never holds a shard lock while it takes a node lock. */
+static void on_release(void *arg, void *user)
+{
+    (void)arg;
+    group_entry *e = user;
+    group_shard *sh = shard_of(e->id);
+    spin_acquire(&sh->lock);
+    HASH_DEL(sh->map, e);
+    spin_release(&sh->lock);
+    free(e);
 }
 
 int online_setup(const double *factors, size_t nf)
 {
-    start_seconds = seconds_now();
     nscen = 1 + nf;
     scen = calloc(nscen, sizeof(*scen));
     scen_names = calloc(nscen, sizeof(*scen_names));
@@ -126,283 +98,156 @@ int online_setup(const double *factors, size_t nf)
         scen_names[1 + i] = "all";
         scen_factors[1 + i] = factors[i];
     }
-    engine = replay_engine_new(nscen, scen, NULL, NULL, "record");
-    if (engine)
-        replay_engine_trust(engine);
+    graph = ospg_new(nscen, scen);
+    if (graph) {
+        ospg_set_concurrent(graph);
+        ospg_set_release_hook(graph, on_release, NULL);
+    }
     locs = loctab_new();
     meta = report_meta_new();
     notes = report_notes_new();
-    return engine && locs && meta && notes ? 0 : -1;
+    return graph && locs && meta && notes ? 0 : -1;
 }
 
-/* Remembers the first failure; called with drain_lock held. */
+/* Remembers the first failure and stops recording. */
 static void note_failure(const char *what)
 {
-    if (failed)
-        return;
-    failed = 1;
-    snprintf(fail_what, sizeof(fail_what), "%s", what);
+    spin_acquire(&fail_lock);
+    if (!atomic_load(&failed)) {
+        snprintf(fail_what, sizeof(fail_what), "%s", what);
+        atomic_store(&failed, 1);
+    }
+    spin_release(&fail_lock);
     atomic_store(&stopped, 1);
 }
 
-/* ---- The drainer ---- */
-
-static size_t rec_size(size_t ndeps)
+static void note_graph_failure(const char *event, int err)
 {
-    return sizeof(qrec) + ndeps * sizeof(ospg_dep);
+    char what[256];
+    snprintf(what, sizeof(what), "%s: %s", event, ospg_strerror(err));
+    note_failure(what);
 }
 
-/* Hands chunk c back to its queue's owner (drain_lock held). */
-static void chunk_release(online_queue *q, qchunk *c)
+online_thread *online_thread_open(uint32_t thread_index)
 {
-    if (c->cap > CHUNK_BYTES) {
-        free(c); /* one oversized record's own chunk */
-    } else {
-        c->free_next = atomic_load_explicit(&q->returned,
-                                            memory_order_relaxed);
-        while (!atomic_compare_exchange_weak_explicit(
-            &q->returned, &c->free_next, c, memory_order_release,
-            memory_order_relaxed))
-            ;
-    }
-    atomic_fetch_add_explicit(&q->released, 1, memory_order_release);
-}
-
-/* Applies q's committed records until one waits on a node not begun yet,
- * the queue is empty or *budget is spent.  Returns the number applied, -1
- * on error (failure noted). */
-static long drain_queue(online_queue *q, long *budget)
-{
-    long applied = 0;
-    trace_rec tr;
-    memset(&tr, 0, sizeof(tr));
-    for (;;) {
-        qchunk *c = q->head;
-        size_t end = atomic_load_explicit(&c->committed,
-                                          memory_order_acquire);
-        while (q->rpos < end && *budget > 0) {
-            const qrec *r = (const qrec *)(c->data + q->rpos);
-            tr.type = r->type;
-            tr.kind = r->kind;
-            tr.loc = r->loc;
-            tr.id = r->id;
-            tr.parent = r->parent;
-            tr.idx = r->idx;
-            tr.region = r->region;
-            tr.flags = r->flags;
-            tr.work = r->arg;
-            tr.nchildren = r->arg;
-            tr.group = r->type == TRACE_BEGIN ? r->arg : 0;
-            tr.owner = r->owner;
-            tr.ndeps = r->ndeps;
-            tr.deps = r->ndeps ? (const ospg_dep *)(r + 1) : NULL;
-            int rc = replay_engine_apply(engine, &tr, q->name, q->nrec);
-            if (rc < 0) {
-                note_failure(replay_engine_error(engine));
-                return -1;
-            }
-            if (rc == 0)
-                return applied;
-            q->rpos += rec_size(r->ndeps);
-            q->nrec++;
-            applied++;
-            (*budget)--;
-        }
-        if (q->rpos < end)
-            return applied;
-        qchunk *nx = atomic_load_explicit(&c->next, memory_order_acquire);
-        if (!nx)
-            return applied;
-        /* records committed before the link are visible now */
-        if (q->rpos < atomic_load_explicit(&c->committed,
-                                           memory_order_acquire))
-            continue;
-        q->head = nx;
-        q->rpos = 0;
-        chunk_release(q, c);
-    }
-}
-
-static void drain_records(long budget);
-
-/* Drains every queue, round-robin, until no record can be applied or the
- * budget is spent (budget < 0: no limit), and counts the time it took.
- * drain_lock held. */
-static void drain_all(long budget)
-{
-    double t0 = seconds_now();
-    drain_records(budget);
-    fold_seconds += seconds_now() - t0;
-}
-
-static void drain_records(long budget)
-{
-    long left = budget < 0 ? LONG_MAX : budget;
-    online_queue *first = atomic_load_explicit(&queues, memory_order_acquire);
-    for (;;) {
-        long progress = 0;
-        for (online_queue *q = first; q && !failed; q = q->next_queue) {
-            long n = drain_queue(q, &left);
-            if (n < 0)
-                return;
-            progress += n;
-        }
-        if (!progress || left <= 0 || failed)
-            return;
-    }
-}
-
-/* ---- The owner's side ---- */
-
-online_queue *online_queue_open(uint32_t thread_index)
-{
-    /* cache-line aligned, so that owner and drainer fields do not share
-     * a line (sizeof is a multiple of the alignment, as C11 asks) */
-    online_queue *q = aligned_alloc(alignof(online_queue), sizeof(*q));
-    qchunk *c = calloc(1, sizeof(*c) + CHUNK_BYTES);
-    if (q)
-        memset(q, 0, sizeof(*q));
-    if (!q || !c) {
-        free(q);
-        free(c);
-        spin_acquire(&drain_lock);
-        note_failure("out of memory for a thread's record queue");
-        spin_release(&drain_lock);
+    online_thread *t = aligned_alloc(alignof(online_thread), sizeof(*t));
+    if (!t) {
+        note_failure("out of memory for a thread's state");
         return NULL;
     }
-    c->cap = CHUNK_BYTES;
-    q->tail = q->head = c;
-    snprintf(q->name, sizeof(q->name), "thread %u", thread_index);
-    q->next_queue = atomic_load_explicit(&queues, memory_order_relaxed);
+    memset(t, 0, sizeof(*t));
+    t->index = thread_index;
+    t->next_thread = atomic_load_explicit(&threads, memory_order_relaxed);
     while (!atomic_compare_exchange_weak_explicit(
-        &queues, &q->next_queue, q, memory_order_release,
+        &threads, &t->next_thread, t, memory_order_release,
         memory_order_relaxed))
         ;
-    return q;
+    return t;
 }
 
-static qchunk *chunk_get(online_queue *q, size_t need)
+ospg_node *online_root(void)
 {
-    qchunk *c = NULL;
-    if (need <= CHUNK_BYTES) {
-        if (!q->spare)
-            q->spare = atomic_exchange_explicit(&q->returned, NULL,
-                                                memory_order_acquire);
-        if ((c = q->spare))
-            q->spare = c->free_next;
-    }
-    if (!c) {
-        size_t cap = need > CHUNK_BYTES ? need : CHUNK_BYTES;
-        if (!(c = malloc(sizeof(*c) + cap)))
-            return NULL;
-        c->cap = cap;
-    }
-    atomic_store_explicit(&c->next, NULL, memory_order_relaxed);
-    atomic_store_explicit(&c->committed, 0, memory_order_relaxed);
-    c->free_next = NULL;
-    return c;
+    return graph ? ospg_root(graph) : NULL;
 }
 
-/* The tail chunk has no room for need bytes: links a fresh one, then
- * drains (waiting for the core only when this queue is too long).
- * Returns where to write, NULL when out of memory (failure noted). */
-static unsigned char *queue_grow(online_queue *q, size_t need)
+/* Marks t busy unless recording stopped; 0: drop the event.  seq_cst on
+ * both sides: either online_finish sees busy, or this thread sees
+ * stopped. */
+static inline int event_enter(online_thread *t)
 {
-    qchunk *c = chunk_get(q, need);
-    if (!c) {
-        spin_acquire(&drain_lock);
-        note_failure("out of memory for queued records");
-        spin_release(&drain_lock);
+    if (!t || !graph)
+        return 0;
+    atomic_store(&t->busy, 1);
+    if (atomic_load(&stopped)) {
+        atomic_store_explicit(&t->busy, 0, memory_order_release);
+        return 0;
+    }
+    return 1;
+}
+
+static inline void event_leave(online_thread *t)
+{
+    atomic_store_explicit(&t->busy, 0, memory_order_release);
+}
+
+/* The group of a member: found, or created by this first member. */
+static ospg_group *group_get(uint64_t id, ospg_node *owner, uint32_t loc)
+{
+    group_shard *sh = shard_of(id);
+    group_entry *e;
+    spin_acquire(&sh->lock);
+    HASH_FIND(hh, sh->map, &id, sizeof(id), e);
+    spin_release(&sh->lock);
+    if (e)
+        return e->group;
+    /* Created without the shard lock (it takes the owner's lock).  Two
+     * first members may both create one: the loser's stays empty, and an
+     * empty group adds nothing. */
+    ospg_group *gr = ospg_group_new(graph, owner, loc);
+    group_entry *mine = gr ? malloc(sizeof(*mine)) : NULL;
+    if (!mine)
         return NULL;
+    mine->id = id;
+    mine->group = gr;
+    spin_acquire(&sh->lock);
+    HASH_FIND(hh, sh->map, &id, sizeof(id), e);
+    if (!e) {
+        HASH_ADD(hh, sh->map, id, sizeof(mine->id), mine);
+        ospg_group_set_user(gr, mine);
+        e = mine;
+        mine = NULL;
     }
-    atomic_store_explicit(&q->tail->next, c, memory_order_release);
-    q->tail = c;
-    q->pos = 0;
-    q->linked++;
-    uint64_t backlog = q->linked - atomic_load_explicit(
-                                       &q->released, memory_order_acquire);
-    if (backlog >= MAX_BACKLOG)
-        spin_acquire(&drain_lock);
-    else if (!spin_try_acquire(&drain_lock))
-        return c->data; /* another thread is draining */
-    if (!closed && !failed)
-        drain_all(DRAIN_BUDGET);
-    spin_release(&drain_lock);
-    return c->data;
+    spin_release(&sh->lock);
+    free(mine);
+    return e->group;
 }
 
-static inline qrec *rec_reserve(online_queue *q, size_t len)
+ospg_node *online_begin(online_thread *t, ospg_node *parent, uint64_t idx,
+                        ospg_kind kind, uint32_t loc, uint64_t group,
+                        ospg_node *owner, const ospg_dep *deps, size_t ndeps)
 {
-    if (!q || atomic_load_explicit(&stopped, memory_order_relaxed))
+    if (!event_enter(t))
         return NULL;
-    if (q->pos + len <= q->tail->cap)
-        return (qrec *)(q->tail->data + q->pos);
-    return (qrec *)queue_grow(q, len);
+    ospg_node *n = NULL;
+    ospg_group *gr = NULL;
+    int err = OSPG_OK;
+    if (!parent || (group && !owner)) {
+        note_failure("an event names a node whose begin failed");
+    } else if (group && !(gr = group_get(group, owner, loc))) {
+        note_graph_failure("group", ospg_error(graph) ? ospg_error(graph)
+                                                      : OSPG_ERR_NOMEM);
+    } else if (!(n = ospg_begin(graph, parent, idx, kind, loc, gr, deps, ndeps,
+                                &err))) {
+        note_graph_failure("begin", err);
+    }
+    event_leave(t);
+    return n;
 }
 
-static inline void rec_commit(online_queue *q, size_t len)
-{
-    q->pos += len;
-    atomic_store_explicit(&q->tail->committed, q->pos, memory_order_release);
-}
-
-void online_begin(online_queue *q, uint64_t id, uint64_t parent,
-                  uint64_t idx, ospg_kind kind, uint32_t loc, uint64_t group,
-                  uint64_t owner, const ospg_dep *deps, size_t ndeps)
-{
-    size_t len = rec_size(ndeps);
-    qrec *r = rec_reserve(q, len);
-    if (!r)
-        return;
-    r->type = TRACE_BEGIN;
-    r->kind = (uint8_t)kind;
-    r->loc = loc;
-    r->region = 0;
-    r->ndeps = (uint32_t)ndeps;
-    r->id = id;
-    r->parent = parent;
-    r->idx = idx;
-    r->arg = group;
-    r->owner = group ? owner : 0;
-    if (ndeps)
-        memcpy(r + 1, deps, ndeps * sizeof(*deps));
-    rec_commit(q, len);
-}
-
-void online_work(online_queue *q, uint64_t parent, uint64_t idx,
+void online_work(online_thread *t, ospg_node *parent, uint64_t idx,
                  uint64_t work, uint32_t loc, uint32_t region, unsigned flags)
 {
-    qrec *r = rec_reserve(q, sizeof(qrec));
-    if (!r)
+    if (!event_enter(t))
         return;
-    r->type = TRACE_WORK;
-    r->flags = (uint16_t)flags;
-    r->loc = loc;
-    r->region = region;
-    r->ndeps = 0;
-    r->parent = parent;
-    r->idx = idx;
-    r->arg = work;
-    rec_commit(q, sizeof(qrec));
+    int err;
+    if (!parent)
+        note_failure("an event names a node whose begin failed");
+    else if ((err = ospg_work(graph, parent, idx, work, loc, region, flags)))
+        note_graph_failure("work", err);
+    event_leave(t);
 }
 
-void online_end(online_queue *q, uint64_t id, uint64_t nchildren,
+void online_end(online_thread *t, ospg_node *node, uint64_t nchildren,
                 uint32_t loc)
 {
-    qrec *r = rec_reserve(q, sizeof(qrec));
-    if (!r)
+    if (!event_enter(t))
         return;
-    r->type = TRACE_END;
-    r->loc = loc;
-    r->ndeps = 0;
-    r->id = id;
-    r->arg = nchildren;
-    rec_commit(q, sizeof(qrec));
-}
-
-const char *online_hint(void)
-{
-    return hint;
+    int err;
+    if (!node)
+        note_failure("an event names a node whose begin failed");
+    else if ((err = ospg_end(graph, node, nchildren, loc)))
+        note_graph_failure("end", err);
+    event_leave(t);
 }
 
 void online_loc(uint32_t loc, const char *directive, const char *where)
@@ -428,27 +273,13 @@ void online_meta(const char *key, const char *value)
     spin_release(&names_lock);
 }
 
-/* After the last drain: the first record that could not be applied, as
- * an error (0 when every queue is empty).  drain_lock held. */
-static int check_drained(void)
+/* Stops recording and waits for threads inside an event to leave it. */
+static void stop_threads(void)
 {
-    trace_rec tr;
-    memset(&tr, 0, sizeof(tr));
-    for (online_queue *q = atomic_load(&queues); q; q = q->next_queue) {
-        qchunk *c = q->head;
-        if (q->rpos >= atomic_load(&c->committed))
-            continue;
-        const qrec *r = (const qrec *)(c->data + q->rpos);
-        tr.type = r->type;
-        tr.id = r->id;
-        tr.parent = r->parent;
-        tr.group = r->type == TRACE_BEGIN ? r->arg : 0;
-        tr.owner = r->owner;
-        replay_engine_blocked(engine, &tr, q->name, q->nrec);
-        note_failure(replay_engine_error(engine));
-        return -1;
-    }
-    return 0;
+    atomic_store(&stopped, 1);
+    for (online_thread *t = atomic_load(&threads); t; t = t->next_thread)
+        while (atomic_load_explicit(&t->busy, memory_order_acquire))
+            sched_yield();
 }
 
 int online_finish(uint64_t root_nchildren, int partial, const char *dir,
@@ -458,57 +289,36 @@ int online_finish(uint64_t root_nchildren, int partial, const char *dir,
     ospg_profile prof;
     loctab *named = NULL;
     memset(&prof, 0, sizeof(prof));
-    spin_acquire(&drain_lock);
-    spin_acquire(&names_lock);
-    if (closed) {
+    if (atomic_exchange(&closed, 1)) {
         snprintf(err, errlen, "the profile was already written");
+        return -1;
+    }
+    stop_threads();
+    spin_acquire(&names_lock);
+    if (!graph) {
+        snprintf(err, errlen, "the profile could not be set up");
         goto out;
     }
-    if (!failed)
-        drain_all(-1);
-    closed = 1;
-    atomic_store(&stopped, 1);
-    if (!failed && !partial) {
-        trace_rec end;
-        memset(&end, 0, sizeof(end));
-        end.type = TRACE_END;
-        end.id = TRACE_ROOT_ID;
-        end.nchildren = root_nchildren;
-        end.loc = OSPG_LOC_NONE;
-        if (replay_engine_apply(engine, &end, "program end", 0) < 0)
-            note_failure(replay_engine_error(engine));
-        else
-            check_drained();
-    }
-    if (failed) {
+    if (atomic_load(&failed)) {
         snprintf(err, errlen, "the graph could not be built (%s)", fail_what);
+        goto out;
+    }
+    uint64_t peak = ospg_peak_live_nodes(graph);
+    int rc = partial ? ospg_finish_partial(graph, &prof)
+                     : ospg_finish(graph, root_nchildren, &prof);
+    if (rc) {
+        snprintf(err, errlen, "the graph is incomplete: %s (an OpenMP "
+                 "construct was still open, or a record was lost)",
+                 ospg_strerror(rc));
         goto out;
     }
     if (partial)
         report_meta_set(meta, "complete",
                         "no: the program exited inside an OpenMP construct; "
                         "constructs still open were closed as they stood");
-    ospg *graph = replay_engine_graph(engine);
-    uint64_t peak = ospg_peak_live_nodes(graph);
-    if (replay_engine_finish(engine, partial, &prof)) {
-        snprintf(err, errlen, "the graph is incomplete: %s",
-                 replay_engine_error(engine));
-        goto out;
-    }
     char num[32];
-    snprintf(num, sizeof(num), "%llu",
-             (unsigned long long)peak);
+    snprintf(num, sizeof(num), "%llu", (unsigned long long)peak);
     report_meta_set(meta, "peak_live_nodes", num);
-    /* Folding is serial: say when it took a large share of the run. */
-    double run_seconds = seconds_now() - start_seconds;
-    snprintf(num, sizeof(num), "%.3f", fold_seconds);
-    report_meta_set(meta, "online_fold_seconds", num);
-    if (run_seconds > 0.1 && fold_seconds > FOLD_HINT_SHARE * run_seconds)
-        snprintf(hint, sizeof(hint),
-                 "folding the graph on the fly took %.2f s of the run's "
-                 "%.2f s: for a program this fine-grained, --mode offline "
-                 "(WHATIF_MODE=offline) slows it down less",
-                 fold_seconds, run_seconds);
     size_t unresolved = 0;
     char warn[512] = "";
     if (srcloc_resolve(locs, meta, &named, &unresolved, warn, sizeof(warn))) {
@@ -540,6 +350,5 @@ out:
     ospg_profile_free(&prof);
     loctab_free(named);
     spin_release(&names_lock);
-    spin_release(&drain_lock);
     return ret;
 }

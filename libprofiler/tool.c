@@ -43,8 +43,10 @@
 #define DEP_BUF 64
 
 typedef struct cnode {
-    uint64_t id;             /* in the trace and the on-the-fly queues */
+    uint64_t id;             /* in the trace */
     uint64_t nkids;
+    ospg_node *on;           /* in the on-the-fly builder (NULL: the root,
+                              * or not begun there) */
 } cnode;
 
 /* The node of one ordered or doacross loop instance that has an ordered
@@ -188,7 +190,7 @@ typedef struct tstate {
     _Atomic(tctx *) returned;
     counter_thread ct;
     int ok;                  /* stream open */
-    online_queue *q;         /* on the fly: this thread's records */
+    online_thread *q;        /* on the fly: this thread's handle */
     int in_frag;
     uint64_t frag_start;
     uint64_t frag_opens;     /* fragments opened: tool_runtime_leave */
@@ -249,6 +251,18 @@ static uint64_t cpu_runtime_entry;
  * before the region. */
 static __thread int fork_registers;
 
+/* The program's call site of the fork this thread is inside (the
+ * wrapper's), NULL outside any. */
+static __thread const void *fork_site;
+
+/* code as the program's call site: the fork wrapper's landing address
+ * stands for the call that entered it. */
+static const void *user_code(const void *code)
+{
+    return code == (const void *)tool_fork_landing && fork_site ? fork_site
+                                                                : code;
+}
+
 static void read_cmdline(void);
 
 static uint64_t thread_cpu_ns(void)
@@ -259,6 +273,9 @@ static uint64_t thread_cpu_ns(void)
 }
 
 static volatile unsigned char prefault_sink;
+/* The runtime's code: a fork called from there is a tail call of the
+ * program's (see fork_call_site). */
+static uintptr_t runtime_text_lo, runtime_text_hi;
 
 static int prefault_object(struct dl_phdr_info *info, size_t size, void *base)
 {
@@ -266,14 +283,23 @@ static int prefault_object(struct dl_phdr_info *info, size_t size, void *base)
     if (info->dlpi_addr != (uintptr_t)base)
         return 0;
     long page = sysconf(_SC_PAGESIZE);
+    uintptr_t lo = UINTPTR_MAX, hi = 0;
     for (int i = 0; i < info->dlpi_phnum; i++) {
         const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
         if (ph->p_type != PT_LOAD || !(ph->p_flags & PF_R))
             continue;
         uintptr_t a = (info->dlpi_addr + ph->p_vaddr) & ~(uintptr_t)(page - 1);
         uintptr_t end = info->dlpi_addr + ph->p_vaddr + ph->p_memsz;
+        if (ph->p_flags & PF_X) {
+            lo = a < lo ? a : lo;
+            hi = end > hi ? end : hi;
+        }
         for (; a < end; a += (uintptr_t)page)
             prefault_sink += *(volatile const unsigned char *)a;
+    }
+    if (hi) {
+        runtime_text_lo = lo;
+        runtime_text_hi = hi;
     }
     return 1;
 }
@@ -282,11 +308,14 @@ static int prefault_object(struct dl_phdr_info *info, size_t size, void *base)
  * construct, and most of that time goes to page faults on its code and
  * data, which the program's serial work would include: they are taken
  * here, before the program starts, by reading each page of the runtime's
- * file once. */
+ * file once.  (RTLD_NEXT: the preloaded tool defines __kmpc_fork_call
+ * itself.) */
 static void prefault_runtime(void)
 {
     Dl_info info;
-    void *entry = dlsym(RTLD_DEFAULT, "__kmpc_fork_call");
+    void *entry = dlsym(RTLD_NEXT, "__kmpc_fork_call");
+    if (!entry)
+        entry = dlsym(RTLD_DEFAULT, "__kmpc_fork_call");
     if (entry && dladdr(entry, &info) && info.dli_fbase)
         dl_iterate_phdr(prefault_object, info.dli_fbase);
 }
@@ -488,6 +517,12 @@ static inline uint32_t cur_loc(const tctx *c)
     return n ? c->locs[n - 1] : c->base_loc;
 }
 
+/* p's node in the on-the-fly builder. */
+static inline ospg_node *online_node(const cnode *p)
+{
+    return p->id == TRACE_ROOT_ID ? online_root() : p->on;
+}
+
 /* The next child index of p. */
 static inline uint64_t child_idx(cnode *p)
 {
@@ -511,7 +546,7 @@ static void emit_work(tstate *ts, cnode *p, uint64_t work, uint32_t loc,
     if (mode_offline && ts->ok)
         trace_write_work(ts->st.w, p->id, idx, work, loc, region, flags);
     if (mode_online)
-        online_work(ts->q, p->id, idx, work, loc, region, flags);
+        online_work(ts->q, online_node(p), idx, work, loc, region, flags);
 }
 
 /* A W-node of the program's serial code at a given index of node id. */
@@ -520,8 +555,8 @@ static void record_work_at(tstate *ts, uint64_t id, uint64_t idx,
 {
     if (mode_offline && ts->ok)
         trace_write_work(ts->st.w, id, idx, work, OSPG_LOC_PROGRAM, 0, 0);
-    if (mode_online)
-        online_work(ts->q, id, idx, work, OSPG_LOC_PROGRAM, 0, 0);
+    if (mode_online && id == TRACE_ROOT_ID)
+        online_work(ts->q, online_root(), idx, work, OSPG_LOC_PROGRAM, 0, 0);
 }
 
 /* The flags of a W-node of the innermost construct on c's location stack:
@@ -602,19 +637,41 @@ static void pop_loc(tctx *c)
 
 /* ---- Node records ---- */
 
+/* Begins n in the on-the-fly builder (n->on).  Done before n can be seen
+ * by another thread: a node shared by the team (a barrier phase, an
+ * ordered loop's node) is begun there under the lock that publishes it. */
+static void online_begin_node(tstate *ts, cnode *n, const cnode *parent,
+                              uint64_t idx, ospg_kind kind, uint32_t loc,
+                              uint64_t group, const cnode *owner,
+                              const ospg_dep *deps, size_t ndeps)
+{
+    n->on = online_begin(ts->q, online_node(parent), idx, kind, loc, group,
+                         owner ? online_node(owner) : NULL, deps, ndeps);
+}
+
 /* Records a node's begin in the trace and/or the on-the-fly builder.
- * owner is the group's owner (NULL without a group); n->id must be set. */
+ * owner is the group's owner (NULL without a group); n->id must be set.
+ * online: 0 when n was begun on the fly already (online_begin_node). */
+static void record_begin_as(tstate *ts, cnode *n, const cnode *parent,
+                            uint64_t idx, ospg_kind kind, uint32_t loc,
+                            uint64_t group, const cnode *owner,
+                            const ospg_dep *deps, size_t ndeps, int online)
+{
+    if (mode_offline && ts->ok)
+        trace_write_begin(ts->st.w, n->id, parent->id, idx, kind, loc, group,
+                          owner ? owner->id : 0, deps, ndeps);
+    if (mode_online && online)
+        online_begin_node(ts, n, parent, idx, kind, loc, group, owner, deps,
+                          ndeps);
+}
+
 static void record_begin(tstate *ts, cnode *n, const cnode *parent,
                          uint64_t idx, ospg_kind kind, uint32_t loc,
                          uint64_t group, const cnode *owner,
                          const ospg_dep *deps, size_t ndeps)
 {
-    if (mode_offline && ts->ok)
-        trace_write_begin(ts->st.w, n->id, parent->id, idx, kind, loc, group,
-                          owner ? owner->id : 0, deps, ndeps);
-    if (mode_online)
-        online_begin(ts->q, n->id, parent->id, idx, kind, loc, group,
-                     owner ? owner->id : 0, deps, ndeps);
+    record_begin_as(ts, n, parent, idx, kind, loc, group, owner, deps, ndeps,
+                    1);
 }
 
 static void begin_node(tstate *ts, cnode *n, const cnode *parent,
@@ -623,6 +680,7 @@ static void begin_node(tstate *ts, cnode *n, const cnode *parent,
 {
     n->id = stream_new_id(&ts->st);
     n->nkids = 0;
+    n->on = NULL;
     record_begin(ts, n, parent, idx, kind, loc, group, owner, NULL, 0);
 }
 
@@ -631,7 +689,7 @@ static void end_node(tstate *ts, cnode *n, uint32_t loc)
     if (mode_offline && ts->ok)
         trace_write_end(ts->st.w, n->id, n->nkids, loc);
     if (mode_online)
-        online_end(ts->q, n->id, n->nkids, loc);
+        online_end(ts->q, online_node(n), n->nkids, loc);
 }
 
 /* Ends the innermost open taskwait scope. */
@@ -848,6 +906,9 @@ static ordloop *ordloop_get(tstate *ts, tctx *c, int create)
         ol->loc = c->loop_loc;
         idx = atomic_load(&r->team) + r->phase_extra++;
         phase = r->phase;
+        if (mode_online) /* before another thread can find it */
+            online_begin_node(ts, &ol->L, &phase, idx, OSPG_P, ol->loc,
+                              ol->group, &c->loop_owner, NULL, 0);
         ol->next = r->ordloops;
         r->ordloops = ol;
         atomic_store_explicit(&r->ordloops_seen, ol, memory_order_release);
@@ -856,11 +917,10 @@ static ordloop *ordloop_get(tstate *ts, tctx *c, int create)
     spin_release(&r->lock);
     if (!ol)
         return NULL;
-    /* Recorded outside the lock, like a barrier phase: a piece naming L
-     * before its BEGIN is published waits for it. */
+    /* The trace's record outside the lock, like a barrier phase's. */
     if (fresh)
-        record_begin(ts, &ol->L, &phase, idx, OSPG_P, ol->loc, ol->group,
-                     &c->loop_owner, NULL, 0);
+        record_begin_as(ts, &ol->L, &phase, idx, OSPG_P, ol->loc, ol->group,
+                        &c->loop_owner, NULL, 0, 0);
     c->ol = ol;
     atomic_max(&ol->max_prefix, c->loop_prefix);
     return ol;
@@ -942,7 +1002,7 @@ static void close_ordloops(tstate *ts, ordloop *ol)
             tool_note(ts, ol->loc, TRACE_NOTE_ORDERED_PREFIX, prefix);
         if (atomic_load(&ol->static_chained))
             tool_note(ts, ol->loc, TRACE_NOTE_ORDERED_STATIC, 1);
-        end_node(ts, &(cnode){ol->L.id, atomic_load(&ol->nkids)},
+        end_node(ts, &(cnode){ol->L.id, atomic_load(&ol->nkids), ol->L.on},
                  OSPG_LOC_NONE);
         free(ol);
         ol = next;
@@ -1201,7 +1261,7 @@ static void on_thread_begin(ompt_thread_t type, ompt_data_t *thread_data)
         return;
     ts->ok = stream_thread_open(&ts->st) == 0;
     if (mode_online)
-        ts->q = online_queue_open(ts->st.index);
+        ts->q = online_thread_open(ts->st.index);
     if (counter_thread_open(&metric, &ts->ct))
         atomic_fetch_add(&counter_failures, 1);
     thread_data->ptr = ts;
@@ -1267,6 +1327,7 @@ static void on_parallel_begin(ompt_data_t *enc_data, const ompt_frame_t *frame,
 {
     (void)frame;
     parallel_data->ptr = NULL;
+    code = user_code(code);
     if (flags & ompt_parallel_league) {
         mark_unsupported("teams", code);
         return;
@@ -1329,7 +1390,7 @@ static void root_begin(tstate *ts, ompt_data_t *task_data)
         return;
     c->kind = CTX_INITIAL;
     c->base_loc = OSPG_LOC_PROGRAM;
-    cnode root = {TRACE_ROOT_ID, 0};
+    cnode root = {TRACE_ROOT_ID, 0, NULL};
     pthread_mutex_lock(&roots_lock);
     if (atomic_load(&main_pending_idx) == UINT64_MAX)
         atomic_store(&main_pending_idx, child_idx(&root));
@@ -1499,19 +1560,21 @@ static void barrier_leave(tstate *ts, tctx *c)
         r->phase.nkids = 0;
         phase_idx = r->par.nkids++;
         r->phase_no++;
+        if (mode_online) /* before any share can name it */
+            online_begin_node(ts, &r->phase, &r->par, phase_idx, OSPG_S,
+                              OSPG_LOC_NONE, 0, NULL, NULL, 0);
     }
     c->phase_no = r->phase_no;
     cnode phase = r->phase;
     spin_release(&r->lock);
     c->share_work = 0;
-    /* Recorded outside the lock (recording may drain the on-the-fly
-     * queues): a share that names the new phase before its BEGIN is
-     * published just waits in the queue until it is. */
+    /* The trace's record is written outside the lock (a stream names
+     * the new phase before its BEGIN only as the analyzer allows). */
     if (first) {
         close_ordloops(ts, ols);
         end_node(ts, &ended, OSPG_LOC_NONE);
-        record_begin(ts, &phase, &r->par, phase_idx, OSPG_S, OSPG_LOC_NONE,
-                     0, NULL, NULL, 0);
+        record_begin_as(ts, &phase, &r->par, phase_idx, OSPG_S,
+                        OSPG_LOC_NONE, 0, NULL, NULL, 0, 0);
     }
     begin_node(ts, &c->node, &phase, c->index, OSPG_P, OSPG_LOC_NONE, 0,
                NULL);
@@ -2017,9 +2080,29 @@ static void on_dependences(ompt_data_t *task_data,
     flush_pending(ts, deps, ndeps);
 }
 
-void tool_fork_enters(void)
+/* The construct's code address for a fork entered from call_site.  A
+ * directive whose outlined body is nothing but another parallel region
+ * tail-calls the fork: the return address then lies in the runtime (the
+ * caller of the outer body), and the inner body itself (the microtask)
+ * is the best address left that belongs to the construct. */
+static const void *fork_call_site(const void *call_site, const void *microtask)
+{
+    uintptr_t a = (uintptr_t)call_site;
+    if (microtask && a >= runtime_text_lo && a < runtime_text_hi)
+        return (const char *)microtask + 1; /* as a return address */
+    return call_site;
+}
+
+void tool_fork_enters(tool_runtime_span *sp, const void *call_site,
+                      const void *microtask)
 {
     tstate *ts = self;
+    sp->prev_site = fork_site;
+    fork_site = fork_call_site(call_site, microtask);
+    /* any fragment open at the return was opened inside the call */
+    sp->active = 1;
+    sp->opens = ts ? ts->frag_opens : UINT64_MAX;
+    sp->start = 0;
     if (active && !ts)
         fork_registers = 1;
     if (!active || !ts) {
@@ -2034,6 +2117,17 @@ void tool_fork_enters(void)
     if (ts->pending)
         flush_pending(ts, NULL, 0);
     frag_close(ts);
+    sp->opens = ts->frag_opens;
+}
+
+void tool_fork_returns(const tool_runtime_span *sp)
+{
+    tstate *ts = self;
+    fork_site = sp->prev_site;
+    if (!sp->active || !active || !ts || !ts->in_frag ||
+        ts->frag_opens == sp->opens)
+        return;
+    ts->frag_start = counter_read(&metric, &ts->ct);
 }
 
 /* A sink is about to wait (interpose.c): the fragment ends before the
@@ -2233,8 +2327,6 @@ static void write_online(int partial)
         fprintf(stderr, "whatif: no on-the-fly profile: %s\n", err);
     else if (err[0])
         fprintf(stderr, "whatif: %s\n", err);
-    if (online_hint()[0] && !mode_offline)
-        fprintf(stderr, "whatif: note: %s\n", online_hint());
 }
 
 static void report_unsupported(void)
@@ -2269,7 +2361,7 @@ static tstate *main_thread_state(void)
         return ts;
     ts->ok = stream_thread_open(&ts->st) == 0;
     if (mode_online)
-        ts->q = online_queue_open(ts->st.index);
+        ts->q = online_thread_open(ts->st.index);
     self = ts;
     return ts;
 }
@@ -2296,7 +2388,7 @@ static void finish(void)
         stream_flush_all();
         return;
     }
-    cnode root = {TRACE_ROOT_ID, 0};
+    cnode root = {TRACE_ROOT_ID, 0, NULL};
     if (main_began) {
         frag_close(ts);
         end_scope(ts, &initial_ctx, OSPG_LOC_NONE);

@@ -26,6 +26,7 @@ typedef struct tool_runtime_span {
     int active;
     uint64_t opens;
     uint64_t start;
+    const void *prev_site;   /* tool_fork_enters: the enclosing fork's */
 } tool_runtime_span;
 void tool_runtime_enter(tool_runtime_span *sp);
 void tool_runtime_leave(const tool_runtime_span *sp);
@@ -39,8 +40,18 @@ void tool_task_allocated(void *task);
 int tool_task_requeued(void *task);
 
 /* The program enters __kmpc_fork_call: its fragment ends here, before the
- * runtime's own work towards the parallel-begin event. */
-void tool_fork_enters(void);
+ * runtime's own work towards the parallel-begin event.  tool_fork_returns
+ * at the call's return: the fragment that the parallel-end event opened
+ * starts again here.  call_site is the program's return address,
+ * microtask the outlined body the fork runs. */
+void tool_fork_enters(tool_runtime_span *sp, const void *call_site,
+                      const void *microtask);
+void tool_fork_returns(const tool_runtime_span *sp);
+/* The wrapper calls the runtime's fork, which therefore reports the
+ * wrapper's own return address as the construct's code address: the
+ * address after that call (interpose.c), mapped back to the program's
+ * call site on this thread. */
+extern const char tool_fork_landing[];
 
 /* depend(sink) waits inside the runtime before its callback: the wrapper
  * ends the fragment before the wait (begin returns 1 when it did) and

@@ -52,6 +52,14 @@ for T in 2 4 8; do
   done
 done
 
+# A parallel region that is the whole body of another is tail-called by
+# the outer body: it still gets its own line, not the runtime's address.
+out="$work/nest_wide-2-0"
+if grep -q '^[^,]*shapes.c:173,parallel,160,' "$out/profile.csv" &&
+   ! grep -q 'libomp' "$out/profile.csv"; then ok; else
+  ko "FAIL: nest_wide: the inner region is not located at shapes.c:173 ($(cut -d, -f1-3 "$out/profile.csv" | tr '\n' ' '))"
+fi
+
 # The loop inside a serialized nested region is a lower bound: noted.
 out="$work/inner"
 OMP_NUM_THREADS=2 "$whatif" run -q -o "$out" -- "$work/shapes" inner_serial >/dev/null 2>"$out.err"
