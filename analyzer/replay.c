@@ -377,11 +377,6 @@ typedef struct stream {
     trace_rec rec;
 } stream;
 
-/* A reader error that only means the file ends early. */
-static int cut_short(const char *e)
-{
-    return e && (strstr(e, ": truncated: ") || strstr(e, ": empty file"));
-}
 
 static void note_partial(replay_stats *st, const char *why)
 {
@@ -400,9 +395,10 @@ static long step(replay *rp, stream *s, replay_stats *st, char *err,
         if (!s->pending) {
             s->rec_off = trace_reader_offset(s->rd);
             int rc = trace_reader_next(s->rd, &s->rec);
-            if (rc < 0 && rp->allow_partial &&
-                cut_short(trace_reader_error(s->rd))) {
-                /* the stream ends where the run stopped writing it */
+            if (rc < 0 && rp->allow_partial) {
+                /* The stream ends where the run stopped writing it: cut
+                 * short, or damaged by a process that died writing it
+                 * (a crash flush racing the thread's own write). */
                 note_partial(st, trace_reader_error(s->rd));
                 s->done = 1;
                 break;

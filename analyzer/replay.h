@@ -28,9 +28,10 @@ typedef struct replay_hooks {
     void *arg;
     int scan_only;  /* read names, metadata and regions; skip the graph */
     /* A trace cut short (the program crashed or was killed): a stream
-     * that ends inside a block, a record naming a node whose BEGIN was
-     * lost, and a missing end of the program do not fail the replay; the
-     * profile is of what was recorded (ospg_finish_partial). */
+     * that ends inside a block or is damaged from some point on (it ends
+     * there), a record naming a node whose BEGIN was lost, and a missing
+     * end of the program do not fail the replay; the profile is of what
+     * was recorded (ospg_finish_partial). */
     int allow_partial;
 } replay_hooks;
 

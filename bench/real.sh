@@ -50,17 +50,17 @@ clang-19 -O2 -fopenmp -shared -fPIC "$root/bench/empty_tool.c" -o "$work/libempt
 # name, binary, arguments: inputs that run 0.3-4 s at 2 threads
 programs=(
   "fib|fib.clang.omp-tasks|-n 28"
-  "fib-manual|fib.clang.omp-tasks-manual|-n 32"
+  "fib-manual|fib.clang.omp-tasks-manual|-n 41"
   "nqueens|nqueens.clang.omp-tasks|-n 11"
   "sort|sort.clang.omp-tasks|-n 8000000"
-  "sparselu-for|sparselu.clang.for-omp-tasks|-n 50 -m 50"
-  "sparselu-single|sparselu.clang.single-omp-tasks|-n 50 -m 50"
+  "sparselu-for|sparselu.clang.for-omp-tasks|-n 80 -m 50"
+  "sparselu-single|sparselu.clang.single-omp-tasks|-n 80 -m 50"
   "health|health.clang.omp-tasks|-f inputs/health/small.input"
-  "floorplan|floorplan.clang.omp-tasks-final-tied|-f inputs/floorplan/input.15"
+  "floorplan|floorplan.clang.omp-tasks-manual-tied|-f inputs/floorplan/input.15"
   "fft|fft.clang.omp-tasks|-n 4194304"
-  "strassen|strassen.clang.omp-tasks|-n 1024"
-  "alignment|alignment.clang.for-omp-tasks|-f inputs/alignment/prot.100.aa"
-  "uts|uts.clang.omp-tasks|-f inputs/uts/small.input"
+  "strassen|strassen.clang.omp-tasks|-n 2048"
+  "alignment|alignment.clang.for-omp-tasks|-f inputs/alignment/prot.20.aa"
+  "uts|uts.clang.omp-tasks|-f inputs/uts/test.input"
 )
 
 # run CONFIG BINARY ARGS...: prints the wall seconds; stderr to $work/err
@@ -84,7 +84,7 @@ median() { sort -g | awk '{ v[NR] = $1 } END { print v[int((NR + 1) / 2)] }'; }
 json() { sed -n "s/^  \"$2\": \\([0-9.]*\\),*$/\\1/p" "$1" 2>/dev/null | head -1; }
 
 csv="$out/real-programs.csv"
-echo "program,command,threads,none_s,empty_x,online_x,offline_x,nodes,trace_bytes_per_node,trace_mb_per_s,analyzer_s,online_fold_s" >"$csv"
+echo "program,command,threads,none_s,empty_x,online_x,offline_x,nodes,trace_bytes_per_node,trace_mb_per_s,analyzer_s,online_peak_live_nodes" >"$csv"
 cd "$bots" || exit 1
 for p in "${programs[@]}"; do
   IFS='|' read -r name bin args <<<"$p"
@@ -94,7 +94,7 @@ for p in "${programs[@]}"; do
     for c in none empty online offline; do
       # shellcheck disable=SC2086  # args is a word list
       run $c "bin/$bin" $args >>"$work/$c"
-      [ $c = online ] && fold=$(json "$work/out-online/run.json" online_fold_seconds)
+      [ $c = online ] && peak=$(json "$work/out-online/run.json" peak_live_nodes)
       if [ $c = offline ]; then
         j="$work/out-offline/run.json"
         nodes=$(json "$j" nodes); bytes=$(json "$j" trace_bytes)
@@ -108,18 +108,18 @@ for p in "${programs[@]}"; do
     done
   done
   none=$(median <"$work/none")
-  ratio() { awk -v a="$(median <"$work/$1")" -v b="$none" 'BEGIN { printf "%.2f", b > 0 ? a / b : 0 }'; }
-  bpn=$(awk -v b="${bytes:-0}" -v n="${nodes:-0}" 'BEGIN { printf "%.1f", n > 0 ? b / n : 0 }')
-  mbs=$(awk -v b="${bytes:-0}" -v t="$none" 'BEGIN { printf "%.1f", t > 0 ? b / t / 1e6 : 0 }')
-  echo "$name,$bin $args,$threads,$none,$(ratio empty),$(ratio online),$(ratio offline),${nodes:-0},$bpn,$mbs,$ana,${fold:-0}" >>"$csv"
+  ratio() { awk -v a="$(median <"$work/$1")" -v b="$none" 'BEGIN { printf "%.2f", (b > 0 ? a / b : 0) }'; }
+  bpn=$(awk -v b="${bytes:-0}" -v n="${nodes:-0}" 'BEGIN { printf "%.1f", (n > 0 ? b / n : 0) }')
+  mbs=$(awk -v b="${bytes:-0}" -v t="$none" 'BEGIN { printf "%.1f", (t > 0 ? b / t / 1e6 : 0) }')
+  echo "$name,$bin $args,$threads,$none,$(ratio empty),$(ratio online),$(ratio offline),${nodes:-0},$bpn,$mbs,$ana,${peak:-0}" >>"$csv"
   tail -1 "$csv" >&2
 done
 
 # The table, with geometric means of the ratios.
 {
-  echo "| program | plain s | empty tool | whatif on the fly | whatif offline | nodes | trace B/node | trace MB/s | analysis s | fold s |"
+  echo "| program | plain s | empty tool | whatif on the fly | whatif offline | nodes | trace B/node | trace MB/s | analysis s | live nodes at most |"
   echo "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|"
-  awk -F, 'NR > 1 { printf "| %s | %.2f | %.2fx | %.2fx | %.2fx | %d | %.1f | %.1f | %.2f | %.2f |\n", $1, $4, $5, $6, $7, $8, $9, $10, $11, $12 }' "$csv"
+  awk -F, 'NR > 1 { printf "| %s | %.2f | %.2fx | %.2fx | %.2fx | %d | %.1f | %.1f | %.2f | %d |\n", $1, $4, $5, $6, $7, $8, $9, $10, $11, $12 }' "$csv"
   awk -F, 'NR > 1 { n++; e += log($5); o += log($6); f += log($7);
                     if ($6 > mo) mo = $6; if ($7 > mf) mf = $7 }
            END { if (n) printf "| geometric mean (worst) | | %.2fx | %.2fx (%.2fx) | %.2fx (%.2fx) | | | | | |\n",

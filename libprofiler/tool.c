@@ -197,6 +197,7 @@ typedef struct tstate {
     tctx *ctx;
     tctx *pending;           /* created task awaiting its dependences */
     void *last_alloc;        /* the task the runtime allocated last */
+    void *crash_stack;       /* the thread's signal stack, or NULL */
     struct { uint32_t loc, note; } noted[NOTED_MAX]; /* note_once */
     int noted_next;
 } tstate;
@@ -388,10 +389,42 @@ static void install_crash_flush(void)
             memset(&sa, 0, sizeof(sa));
             sa.sa_handler = on_fatal_signal;
             sigemptyset(&sa.sa_mask);
-            sa.sa_flags = SA_RESETHAND | SA_NODEFER;
+            sa.sa_flags = SA_RESETHAND | SA_NODEFER | SA_ONSTACK;
             sigaction(fatal_signals[i], &sa, NULL);
         }
     }
+}
+
+/* A stack overflow raises SIGSEGV on a stack with no room left: each
+ * profiled thread gets a small signal stack, so that the handler above
+ * still runs (unless the program set one up itself).  Returns it (NULL:
+ * none), freed by crash_stack_drop when the thread ends normally. */
+#define CRASH_STACK (64u << 10)
+
+static void *crash_stack_setup(void)
+{
+    stack_t old;
+    if (!mode_offline || sigaltstack(NULL, &old) ||
+        !(old.ss_flags & SS_DISABLE))
+        return NULL;
+    stack_t st;
+    st.ss_sp = malloc(CRASH_STACK);
+    st.ss_size = CRASH_STACK;
+    st.ss_flags = 0;
+    if (st.ss_sp && sigaltstack(&st, NULL)) {
+        free(st.ss_sp);
+        return NULL;
+    }
+    return st.ss_sp;
+}
+
+static void crash_stack_drop(void *mem)
+{
+    stack_t st;
+    memset(&st, 0, sizeof(st));
+    st.ss_flags = SS_DISABLE;
+    if (mem && sigaltstack(&st, NULL) == 0)
+        free(mem);
 }
 
 __attribute__((constructor)) static void on_load(void)
@@ -1264,6 +1297,7 @@ static void on_thread_begin(ompt_thread_t type, ompt_data_t *thread_data)
         ts->q = online_thread_open(ts->st.index);
     if (counter_thread_open(&metric, &ts->ct))
         atomic_fetch_add(&counter_failures, 1);
+    ts->crash_stack = crash_stack_setup();
     thread_data->ptr = ts;
     self = ts;
     /* The first initial thread sets the run up; the program's own threads
@@ -1279,6 +1313,10 @@ static void on_thread_end(ompt_data_t *thread_data)
     tstate *ts = thread_data->ptr;
     if (ts && ts->ok)
         trace_writer_flush(ts->st.w);
+    if (ts) {
+        crash_stack_drop(ts->crash_stack);
+        ts->crash_stack = NULL;
+    }
 }
 
 /* ---- Parallel regions and implicit tasks ---- */

@@ -74,7 +74,7 @@ if [ $rc -eq 143 ] && grep -q "killed by signal 15" term.err && [ -n "$w" ] &&
    awk -v w="$w" 'BEGIN { exit !(w > 15e6 && w < 28e6) }' &&
    grep -q '"complete": "no' term/run.json; then ok; else
   ko "SIGTERM: rc $rc, work ${w:-none}: $(head -3 term.err)"; fi
-for what in crash abort; do
+for what in crash abort overflow; do
   "$whatif" run -q --mode offline -o $what -- ./process $what >/dev/null 2>$what.err
   rc=$?
   w=$(work_of $what)

@@ -3,7 +3,7 @@
  * wait for a signal.  tests/e2e_run.sh profiles each.
  *
  *   process WHAT    (none, child, system, fork, forkexit, crash, abort,
- *                    quickexit, chdir, sleep)
+ *                    overflow, quickexit, chdir, sleep)
  *
  * Every case but "child" runs a parallel region of 10 ms of CPU per
  * thread, does WHAT, then runs another; "child" is the program system()
@@ -23,6 +23,15 @@ static void region(double ms)
 {
 #pragma omp parallel
     st_burn(ms);
+}
+
+/* Recurses until the stack runs out: SIGSEGV with no stack left to run a
+ * handler on, unless one has a signal stack. */
+static int overflow(int depth)
+{
+    volatile char pad[4096];
+    pad[0] = (char)depth;
+    return overflow(depth + 1) + pad[0];
 }
 
 int main(int argc, char **argv)
@@ -55,6 +64,8 @@ int main(int argc, char **argv)
         raise(SIGSEGV);
     } else if (!strcmp(what, "abort")) {
         abort();
+    } else if (!strcmp(what, "overflow")) {
+        overflow(1);
     } else if (!strcmp(what, "quickexit")) {
         fflush(stdout);
         _exit(0);
