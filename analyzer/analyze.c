@@ -105,7 +105,7 @@ static void print_table(const ospg_profile *p, const loctab *lt,
 
 static const char usage_text[] =
     "usage: whatif analyze [-o OUTDIR] [-q] [--factors LIST] "
-    "[--speedup WHERE]... [--no-opportunities] [--partial] TRACE_DIR\n";
+    "[--speedup WHERE]... [--opportunities] [--partial] TRACE_DIR\n";
 
 int cmd_analyze(int argc, char **argv)
 {
@@ -114,6 +114,7 @@ int cmd_analyze(int argc, char **argv)
         {"quiet", no_argument, NULL, 'q'},
         {"factors", required_argument, NULL, 'f'},
         {"speedup", required_argument, NULL, 's'},
+        {"opportunities", no_argument, NULL, 'O'},
         {"no-opportunities", no_argument, NULL, 'n'},
         {"partial", no_argument, NULL, 'p'},
         {"help", no_argument, NULL, 'h'},
@@ -123,7 +124,6 @@ int cmd_analyze(int argc, char **argv)
     const char *outdir = NULL;
     const char *specs[MAX_SPECS];
     int c;
-    ao.opportunities = 1;
     ao.specs = specs;
     optind = 1;
     while ((c = getopt_long(argc, argv, "o:qh", opts, NULL)) != -1) {
@@ -131,7 +131,8 @@ int cmd_analyze(int argc, char **argv)
         case 'o': outdir = optarg; break;
         case 'q': ao.quiet = 1; break;
         case 'f': ao.factors = optarg; break;
-        case 'n': ao.opportunities = 0; break;
+        case 'O': ao.opportunities = 1; break;
+        case 'n': ao.opportunities = 0; break; /* the old default's opt-out */
         case 'p': ao.partial = 1; break;
         case 's':
             if (ao.nspecs == MAX_SPECS) {

@@ -78,7 +78,7 @@ static _Thread_local struct {
     hash_block *free[2];
     unsigned n[2];
     int registered; /* hash_key holds a value: the cache dies with us */
-} hash_cache;
+} hash_cache __attribute__((tls_model("initial-exec")));
 
 static void hash_cache_drop(void);
 static pthread_key_t hash_key;
@@ -429,7 +429,10 @@ typedef struct thread_cache {
     int registered;        /* cache_key holds a value */
 } thread_cache;
 
-static _Thread_local thread_cache tc;
+/* initial-exec: a shared library's default TLS model calls
+ * __tls_get_addr on every access (the tool is loaded at start-up, so its
+ * TLS is static). */
+static _Thread_local thread_cache tc __attribute__((tls_model("initial-exec")));
 static atomic_uint_fast64_t builder_gen;
 static atomic_uint next_shard;
 
@@ -560,8 +563,8 @@ static int cache_bind(ospg *g)
         return fail(g, OSPG_ERR_NOMEM);
     tc.scratch_len = g->nscen;
     tc.gen = g->gen;
-    tc.shard = g->concurrent ? atomic_fetch_add(&next_shard, 1) % LIVE_SHARDS
-                             : 0;
+    /* a shard per thread: threads allocating at once never share one */
+    tc.shard = atomic_fetch_add(&next_shard, 1) % LIVE_SHARDS;
     caches_register();
     return 0;
 }

@@ -39,7 +39,7 @@ static void usage(FILE *f)
 {
     fprintf(f, "usage: whatif run [-o DIR] [--mode online|offline|both] "
                "[--metric M] [--factors LIST] [--children ignore|profile] "
-               "[--no-analyze] [-q] -- PROGRAM [ARGS...]\n"
+               "[--opportunities] [--no-analyze] [-q] -- PROGRAM [ARGS...]\n"
                "  metrics: %s\n  factors: what-if speed-ups, default %s\n",
                counter_names(), SCEN_DEFAULT_FACTORS);
 }
@@ -370,6 +370,11 @@ static int print_summary(const char *dir, const char *mode_dir)
 
 /* --children profile, offline: each child's trace gets its profile in
  * its own directory, child-PID. */
+/* --opportunities: the offline analysis also ranks what-if speed-ups of
+ * the leading locations (one more replay with a scenario per factor and
+ * location: several times the profile's cost, so only when asked). */
+static int want_opportunities;
+
 static void analyze_children(const char *dir, const char *factors)
 {
     DIR *d = opendir(dir);
@@ -383,7 +388,8 @@ static void analyze_children(const char *dir, const char *factors)
         snprintf(kid, sizeof(kid), "%s/%s", dir, de->d_name);
         snprintf(trace, sizeof(trace), "%s/trace", kid);
         analyze_opts ao = {.quiet = 1, .factors = factors,
-                           .opportunities = 1, .partial = 1};
+                           .opportunities = want_opportunities,
+                           .partial = 1};
         if (access(trace, F_OK) == 0 && analyze_trace(trace, kid, &ao) == 0)
             fprintf(stderr, "whatif: a child's profile in %s/\n", kid);
     }
@@ -406,6 +412,7 @@ int cmd_run(int argc, char **argv)
         {"factors", required_argument, NULL, 'F'},
         {"children", required_argument, NULL, 'c'},
         {"no-analyze", no_argument, NULL, 'n'},
+        {"opportunities", no_argument, NULL, 'O'},
         {"quiet", no_argument, NULL, 'q'},
         {"help", no_argument, NULL, 'h'},
         {NULL, 0, NULL, 0},
@@ -437,6 +444,7 @@ int cmd_run(int argc, char **argv)
             children = optarg;
             break;
         case 'n': analyze = 0; break;
+        case 'O': want_opportunities = 1; break;
         case 'q': quiet = 1; break;
         case 'h': usage(stdout); return 0;
         default: usage(stderr); return 2;
@@ -596,7 +604,8 @@ int cmd_run(int argc, char **argv)
              * still gives the profile of what was recorded, marked
              * incomplete. */
             analyze_opts ao = {.quiet = 1, .factors = factors,
-                               .opportunities = 1, .partial = 1};
+                               .opportunities = want_opportunities,
+                           .partial = 1};
             have = analyze_trace(trace_dir, dir, &ao) == 0;
         } else {
             have = exists(trace_dir, "thread-0000.wit");

@@ -41,11 +41,13 @@ static uint64_t clock_ns(clockid_t id)
  * "tsc": it found the counter invariant and synchronized across CPUs),
  * CLOCK_MONOTONIC is the TSC scaled; reading the TSC directly and scaling
  * it ourselves costs ~8 ns instead of the vDSO's ~19 ns (seqlock, ordered
- * read).  The scale is measured against CLOCK_MONOTONIC at start-up. */
+ * read), and ~27 ns for a VM's kvm-clock.  The scale is measured against
+ * CLOCK_MONOTONIC at start-up. */
 #define TSC_SHIFT 32
 #define TSC_CALIBRATION_NS 2000000u
 
 #if defined(__x86_64__)
+#include <cpuid.h>
 #include <x86intrin.h>
 
 __extension__ typedef unsigned __int128 u128;
@@ -62,9 +64,23 @@ static int tsc_is_clocksource(void)
     return ok;
 }
 
-static void tsc_setup(counter_metric *m)
+/* The CPU says its TSC ticks at a constant rate in every power state
+ * (CPUID 0x80000007, EDX bit 8). */
+static int tsc_invariant(void)
 {
-    if (!tsc_is_clocksource())
+    unsigned a, b, c, d;
+    return __get_cpuid(0x80000007, &a, &b, &c, &d) && (d >> 8 & 1);
+}
+
+/* within_thread: the readings are only ever compared within one thread
+ * between two context switches (cputime), so an invariant TSC serves even
+ * where the kernel keeps time otherwise (a VM's kvm-clock): a thread that
+ * moves to another CPU is switched, and re-anchored on the kernel's
+ * clock.  Otherwise (monotonic) the TSC must be the kernel's clocksource,
+ * synchronized across CPUs. */
+static void tsc_setup(counter_metric *m, int within_thread)
+{
+    if (!(within_thread ? tsc_invariant() : tsc_is_clocksource()))
         return;
     uint64_t ns0 = clock_ns(CLOCK_MONOTONIC), t0 = __rdtsc(), ns1, t1;
     do {
@@ -91,9 +107,10 @@ static inline uint64_t mono_ns(const counter_metric *m)
                       TSC_SHIFT);
 }
 #else
-static void tsc_setup(counter_metric *m)
+static void tsc_setup(counter_metric *m, int within_thread)
 {
     (void)m;
+    (void)within_thread;
 }
 
 static inline uint64_t mono_ns(const counter_metric *m)
@@ -191,14 +208,14 @@ static void choose_cputime(counter_metric *m, const char *how,
     if (fd >= 0)
         close(fd);
     if (m->cputime_switches)
-        tsc_setup(m);
+        tsc_setup(m, 1);
     snprintf(m->reason, sizeof(m->reason),
              "%s%s: thread CPU time, which excludes descheduled time: %s",
              how, why,
              !m->cputime_switches
                  ? "CLOCK_THREAD_CPUTIME_ID at every read (perf_event_open "
                    "is not allowed here)"
-             : m->tsc ? "the TSC (the kernel's clocksource, scaled to ns) "
+             : m->tsc ? "the invariant TSC (scaled to ns) "
                         "between the thread's context switches (seen "
                         "through a perf_event software page), "
                         "CLOCK_THREAD_CPUTIME_ID after each switch"
@@ -220,7 +237,7 @@ int counter_choose(const char *request, counter_metric *m, char *err,
         m->kind = K_MONOTONIC;
         snprintf(m->name, sizeof(m->name), "monotonic");
         snprintf(m->unit, sizeof(m->unit), "ns");
-        tsc_setup(m);
+        tsc_setup(m, 0);
         snprintf(m->reason, sizeof(m->reason),
                  "requested: wall-clock time (CLOCK_MONOTONIC%s), includes "
                  "time the thread was descheduled",

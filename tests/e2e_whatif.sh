@@ -26,7 +26,7 @@ src="$root/tests/e2e/whatif_calib.c"
 line_of() { grep -n "$1" "$src" | head -1 | cut -d: -f1; }
 
 # serial: all regions, on the fly and from the trace
-OMP_NUM_THREADS=2 "$whatif" run -q --mode both --metric cputime -o "$work/serial" -- "$work/wc" serial >/dev/null 2>&1
+OMP_NUM_THREADS=2 "$whatif" run -q --mode both --metric cputime --opportunities -o "$work/serial" -- "$work/wc" serial >/dev/null 2>&1
 for f in $F; do
   want=$(awk -v f=$f 'BEGIN { a = (f == "inf") ? 0 : 4 / f; printf "%.4f", 13 / (a + 2) }')
   expect "serial all x$f online" "$(row "$work/serial/online/whatif.csv" all $f)" "$want" 0.05
@@ -53,6 +53,10 @@ esac
 
 # nested: outer, inner
 OMP_NUM_THREADS=2 "$whatif" run -q --mode offline --metric cputime -o "$work/nested" -- "$work/wc" nested >/dev/null 2>&1
+# opportunities only when asked
+if [ -e "$work/nested/opportunities.csv" ]; then
+  echo "FAIL: opportunities.csv written without --opportunities"; fail=$((fail + 1))
+fi
 outer=$(grep -n '__WHATIF_BEGIN__;' "$src" | sed -n 2p | cut -d: -f1)
 inner=$(grep -n '__WHATIF_BEGIN__;' "$src" | sed -n 3p | cut -d: -f1)
 so=$(awk -F, -v l=":$outer\$" '$1 ~ l { print $1; exit }' "$work/nested/whatif.csv")
