@@ -312,12 +312,46 @@ static void sk_str(sink *s, const char *str, size_t n)
 
 /* Emits the record's bytes, coding node ids against *prev (the block's
  * delta state, updated). */
+/* The type a record is written as: its short form where it has one. */
+static inline uint8_t wire_type(const trace_rec *r)
+{
+    switch (r->type) {
+    case TRACE_BEGIN:
+        if (r->group || r->ndeps)
+            return TRACE_BEGIN;
+        return r->kind == OSPG_S ? TRACE_BEGIN_S0 : TRACE_BEGIN_P0;
+    case TRACE_WORK:
+        return r->region || r->flags ? TRACE_WORK : TRACE_WORK0;
+    case TRACE_END:
+        return r->loc == OSPG_LOC_NONE ? TRACE_END0 : TRACE_END;
+    default:
+        return (uint8_t)r->type;
+    }
+}
+
 static inline void emit(sink *s, const wrec *w, uint64_t *prev)
 {
     const trace_rec *r = &w->r;
-    uint8_t t = (uint8_t)r->type;
+    uint8_t t = wire_type(r);
     sk_bytes(s, &t, 1);
-    switch (r->type) {
+    switch (t) {
+    case TRACE_BEGIN_S0:
+    case TRACE_BEGIN_P0:
+        sk_node(s, prev, r->id);
+        sk_node(s, prev, r->parent);
+        sk_varint(s, r->idx);
+        sk_varint(s, loc_code(r->loc));
+        break;
+    case TRACE_WORK0:
+        sk_node(s, prev, r->parent);
+        sk_varint(s, r->idx);
+        sk_varint(s, r->work);
+        sk_varint(s, loc_code(r->loc));
+        break;
+    case TRACE_END0:
+        sk_node(s, prev, r->id);
+        sk_varint(s, r->nchildren);
+        break;
     case TRACE_BEGIN: {
         sk_node(s, prev, r->id);
         sk_node(s, prev, r->parent);
@@ -575,6 +609,14 @@ int trace_write_begin(trace_writer *w, uint64_t id, uint64_t parent,
         if (deps[i].type < OSPG_DEP_IN || deps[i].type > OSPG_DEP_ALL_MEMORY)
             return reject(w);
     uint8_t *p = ndeps ? NULL : fast_slot(w, 1 + 8 * VARINT_MAX), *start = p;
+    if (p && !group) {
+        *p++ = kind == OSPG_S ? TRACE_BEGIN_S0 : TRACE_BEGIN_P0;
+        p = put_node(w, p, id);
+        p = put_node(w, p, parent);
+        p = varint_put(p, idx);
+        p = varint_put(p, loc_code(loc));
+        return fast_done(w, start, p);
+    }
     if (p) {
         *p++ = TRACE_BEGIN;
         p = put_node(w, p, id);
@@ -583,8 +625,7 @@ int trace_write_begin(trace_writer *w, uint64_t id, uint64_t parent,
         p = varint_put(p, (uint64_t)kind);
         p = varint_put(p, loc_code(loc));
         p = varint_put(p, group);
-        if (group)
-            p = put_node(w, p, group_owner);
+        p = put_node(w, p, group_owner);
         *p++ = 0; /* no depend items */
         return fast_done(w, start, p);
     }
@@ -630,13 +671,15 @@ int trace_write_work(trace_writer *w, uint64_t parent, uint64_t idx,
     }
     uint8_t *p = fast_slot(w, 1 + 6 * VARINT_MAX), *start = p;
     if (p) {
-        *p++ = TRACE_WORK;
+        *p++ = region || flags ? TRACE_WORK : TRACE_WORK0;
         p = put_node(w, p, parent);
         p = varint_put(p, idx);
         p = varint_put(p, work);
         p = varint_put(p, loc_code(loc));
-        p = varint_put(p, region);
-        p = varint_put(p, flags);
+        if (region || flags) {
+            p = varint_put(p, region);
+            p = varint_put(p, flags);
+        }
         return fast_done(w, start, p);
     }
     wrec r = {.r = {.type = TRACE_WORK, .parent = parent, .idx = idx,
@@ -668,10 +711,11 @@ int trace_write_end(trace_writer *w, uint64_t id, uint64_t nchildren,
     }
     uint8_t *p = fast_slot(w, 1 + 3 * VARINT_MAX), *start = p;
     if (p) {
-        *p++ = TRACE_END;
+        *p++ = loc == OSPG_LOC_NONE ? TRACE_END0 : TRACE_END;
         p = put_node(w, p, id);
         p = varint_put(p, nchildren);
-        p = varint_put(p, loc_code(loc));
+        if (loc != OSPG_LOC_NONE)
+            p = varint_put(p, loc_code(loc));
         return fast_done(w, start, p);
     }
     wrec r = {.r = {.type = TRACE_END, .id = id, .nchildren = nchildren,
@@ -802,7 +846,7 @@ struct trace_reader {
     uint64_t src_off;       /* file offset of the next byte not yet taken */
     int state;
     uint32_t stream;
-    uint32_t version;       /* of the file: 1 or 2 */
+    uint32_t version;       /* of the file: 1 to 3 */
     uint8_t *blk;           /* file mode: the current block's payload */
     size_t blk_cap;
     const uint8_t *pay;     /* the current payload (blk or inside mem) */
@@ -1201,7 +1245,28 @@ static int decode(trace_reader *r, trace_rec *rec)
     uint8_t t = r->pay[r->pos++];
     rec->type = t;
     rec->loc = OSPG_LOC_NONE;
+    if (t >= TRACE_BEGIN_S0 && t <= TRACE_END0 && r->version < 3)
+        return fail(r, at, "unknown record type %u", (unsigned)t);
     switch (t) {
+    case TRACE_BEGIN_S0:
+    case TRACE_BEGIN_P0:
+        rec->type = TRACE_BEGIN;
+        rec->kind = t == TRACE_BEGIN_S0 ? OSPG_S : OSPG_P;
+        if (get_node(r, &rec->id) < 0 || get_node(r, &rec->parent) < 0 ||
+            get_u(r, &rec->idx) < 0 || get_loc(r, &rec->loc) < 0)
+            return -1;
+        break;
+    case TRACE_WORK0:
+        rec->type = TRACE_WORK;
+        if (get_node(r, &rec->parent) < 0 || get_u(r, &rec->idx) < 0 ||
+            get_u(r, &rec->work) < 0 || get_loc(r, &rec->loc) < 0)
+            return -1;
+        break;
+    case TRACE_END0:
+        rec->type = TRACE_END;
+        if (get_node(r, &rec->id) < 0 || get_u(r, &rec->nchildren) < 0)
+            return -1;
+        break;
     case TRACE_BEGIN: {
         if (get_node(r, &rec->id) < 0 || get_node(r, &rec->parent) < 0 ||
             get_u(r, &rec->idx) < 0)
@@ -1296,10 +1361,17 @@ static int skim_record(trace_reader *r)
 {
     uint8_t t = r->pay[r->pos];
     uint64_t group, ndeps;
-    if (t != TRACE_BEGIN && t != TRACE_WORK && t != TRACE_END)
+    int shortform = t >= TRACE_BEGIN_S0 && t <= TRACE_END0 && r->version >= 3;
+    if (t != TRACE_BEGIN && t != TRACE_WORK && t != TRACE_END && !shortform)
         return 0;
     r->pos++;
     switch (t) {
+    case TRACE_BEGIN_S0:
+    case TRACE_BEGIN_P0:
+    case TRACE_WORK0:
+        return skip_varints(r, 4) ? -1 : 1;
+    case TRACE_END0:
+        return skip_varints(r, 2) ? -1 : 1;
     case TRACE_WORK:
         return skip_varints(r, r->version < 2 ? 5 : 6) ? -1 : 1;
     case TRACE_END:

@@ -15,7 +15,7 @@
 #include "ospg.h"
 
 #define TRACE_MAGIC "WHATIFTR"
-#define TRACE_VERSION 2u  /* written; the reader also reads version 1 */
+#define TRACE_VERSION 3u  /* written; the reader also reads versions 1, 2 */
 #define TRACE_BLOCK_MAX (1u << 20) /* largest block payload a reader accepts */
 #define TRACE_MAX_DEPS 65536u      /* most depend items one record may carry */
 #define TRACE_MAX_STR 65536u       /* longest string field */
@@ -36,6 +36,17 @@ typedef enum trace_rec_type {
     TRACE_REGION = 7, /* region parent loc factor_milli */
     TRACE_NOTE = 8   /* loc note value (version 2) */
 } trace_rec_type;
+
+/* Version 3 writes the commonest graph records in short forms, which the
+ * reader returns as the records above (a trace_rec never has these types):
+ * a BEGIN without group or depend items, its kind in the type; a WORK of
+ * no what-if region and no flags; an END without a location. */
+enum {
+    TRACE_BEGIN_S0 = 9,  /* id parent idx loc: BEGIN of an S-node */
+    TRACE_BEGIN_P0 = 10, /* id parent idx loc: BEGIN of a P-node */
+    TRACE_WORK0 = 11,    /* parent idx work loc */
+    TRACE_END0 = 12      /* id nchildren */
+};
 
 /* What a NOTE record says about a location: a part of its profile that is
  * not exact, and why.  value is a number that goes with it (see each). */

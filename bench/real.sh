@@ -54,7 +54,7 @@ programs=(
   "nqueens|nqueens.clang.omp-tasks|-n 11"
   "sort|sort.clang.omp-tasks|-n 8000000"
   "sparselu-for|sparselu.clang.for-omp-tasks|-n 80 -m 50"
-  "sparselu-single|sparselu.clang.single-omp-tasks|-n 80 -m 50"
+  "sparselu-single|sparselu.clang.single-omp-tasks|-n 50 -m 70"
   "health|health.clang.omp-tasks|-f inputs/health/small.input"
   "floorplan|floorplan.clang.omp-tasks-manual-tied|-f inputs/floorplan/input.15"
   "fft|fft.clang.omp-tasks|-n 4194304"

@@ -416,8 +416,27 @@ static void test_ref_crc(void)
           "reference CRC-32 check value");
 }
 
-/* The example of docs/trace-format.md: one record of each kind. */
-static const uint8_t tiny_image[80] = {
+/* The example of docs/trace-format.md: one record of each kind (an END
+ * without a location in its short form). */
+static const uint8_t tiny_image[79] = {
+    0x57, 0x48, 0x41, 0x54, 0x49, 0x46, 0x54, 0x52, /* "WHATIFTR" */
+    0x03, 0x00, 0x00, 0x00,                         /* version 3 */
+    0x03, 0x00, 0x00, 0x00,                         /* stream 3 */
+    0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, /* flags */
+    0x2f, 0x00, 0x00, 0x00,                         /* payload: 47 bytes */
+    0xc3, 0xf9, 0x97, 0xd3,                         /* CRC 0xd397f9c3 */
+    0x06, 0x01, 0x6b, 0x01, 0x76,                   /* META "k" "v" */
+    0x05, 0x06, 0x03, 0x66, 0x6f, 0x72,             /* LOC 5 "for" */
+    0x05, 0x61, 0x2e, 0x63, 0x3a, 0x33,             /*   "a.c:3" */
+    0x01, 0x02, 0x01, 0x00, 0x02, 0x06, 0x07, 0x00, /* BEGIN 1 .. g7 owner 0 */
+    0x01, 0x80, 0x40, 0x01,                         /*   1 dep: 0x1000 in */
+    0x02, 0x02, 0x00, 0x64, 0x06, 0x00, 0x01,       /* WORK 1 0 100 5 0 cont */
+    0x08, 0x06, 0x01, 0x02,                         /* NOTE 5 1 2 */
+    0x0c, 0x00, 0x01,                               /* END0 1 1 */
+    0x03, 0x01, 0x01, 0x01,                         /* END 0 1 loc 0 */
+};
+/* The same records as version 2 wrote them (no short forms). */
+static const uint8_t tiny_image_v2[80] = {
     0x57, 0x48, 0x41, 0x54, 0x49, 0x46, 0x54, 0x52, /* "WHATIFTR" */
     0x02, 0x00, 0x00, 0x00,                         /* version 2 */
     0x03, 0x00, 0x00, 0x00,                         /* stream 3 */
@@ -511,7 +530,7 @@ static void test_header_and_image(void)
     size_t n;
     uint8_t *b = slurp(p, &n);
     static const uint8_t hdr[24] = {'W', 'H', 'A', 'T', 'I', 'F', 'T', 'R',
-                                    2,   0,   0,   0,   0xd4, 0xc3, 0xb2, 0xa1};
+                                    3,   0,   0,   0,   0xd4, 0xc3, 0xb2, 0xa1};
     CHECK(b && n == 24 && memcmp(b, hdr, 24) == 0,
           "empty trace is exactly the 24-byte header (got %zu bytes)", n);
     free(b);
@@ -532,7 +551,7 @@ static void test_header_and_image(void)
     b = slurp(p, &n);
     CHECK(fails == 0 && bytes == sizeof tiny_image && b &&
               n == sizeof tiny_image && memcmp(b, tiny_image, n) == 0,
-          "known tiny trace has its known 80-byte image (got %zu bytes)", n);
+          "known tiny trace has its known 79-byte image (got %zu bytes)", n);
     if (b && n == sizeof tiny_image)
         for (size_t i = 0; i < n; i++)
             if (b[i] != tiny_image[i]) {
@@ -541,7 +560,7 @@ static void test_header_and_image(void)
                 break;
             }
     free(b);
-    CHECK(ref_crc(tiny_image + 32, 48) == rd32(tiny_image + 28),
+    CHECK(ref_crc(tiny_image + 32, 47) == rd32(tiny_image + 28),
           "tiny image CRC agrees with the reference CRC");
 
     char why[300] = "";
@@ -550,9 +569,25 @@ static void test_header_and_image(void)
               read_expect(r, t, nt, why, sizeof why),
           "tiny image decodes: %s", why);
     trace_reader_close(r);
+    r = trace_reader_open_mem(tiny_image_v2, sizeof tiny_image_v2, "tiny2");
+    CHECK(r && read_expect(r, t, nt, why, sizeof why),
+          "the version 2 image of the same records decodes: %s", why);
+    trace_reader_close(r);
+    /* short forms are version 3's: in a version 2 file they are unknown */
+    uint8_t v2[sizeof tiny_image];
+    memcpy(v2, tiny_image, sizeof v2);
+    v2[8] = 2;
+    r = trace_reader_open_mem(v2, sizeof v2, "v2short");
+    size_t got = drain(r, &last);
+    const char *e2 = trace_reader_error(r);
+    CHECK(last == -1 && got == 5 && e2 &&
+              !strcmp(e2, "v2short: byte 72: unknown record type 12"),
+          "a short form in a version 2 file is refused (%zu, %s)", got,
+          e2 ? e2 : "-");
+    trace_reader_close(r);
 
     /* record offsets, as the reader reports them */
-    static const uint64_t offs[] = {32, 37, 49, 61, 68, 72, 76, 80};
+    static const uint64_t offs[] = {32, 37, 49, 61, 68, 72, 75, 79};
     r = trace_reader_open_mem(tiny_image, sizeof tiny_image, "tiny");
     int ok = trace_reader_offset(r) == 24; /* before the first block */
     trace_rec rec;
@@ -1040,11 +1075,11 @@ static void test_header_errors(void)
     trace_reader_close(r);
 
     memcpy(b, tiny_image, sizeof b);
-    b[8] = 3;
+    b[8] = 4;
     e = mem_error(&r, b, sizeof b, &cnt);
-    CHECK(e && strcmp(e, "img.tr: byte 8: trace version 3, this analyzer "
-                         "reads versions 1 to 2") == 0,
-          "version 3: %s", e ? e : "-");
+    CHECK(e && strcmp(e, "img.tr: byte 8: trace version 4, this analyzer "
+                         "reads versions 1 to 3") == 0,
+          "version 4: %s", e ? e : "-");
     trace_reader_close(r);
     b[8] = 0;
     e = mem_error(&r, b, sizeof b, &cnt);
@@ -1055,7 +1090,7 @@ static void test_header_errors(void)
     r = trace_reader_open(p);
     snprintf(want, sizeof want,
              "%s: byte 8: trace version 7, this analyzer reads versions 1 to "
-             "2", p);
+             "3", p);
     e = trace_reader_error(r);
     CHECK(e && strcmp(e, want) == 0, "version 7 from a file: %s", e ? e : "-");
     trace_reader_close(r);
@@ -1175,7 +1210,7 @@ static void test_truncation(void)
     size_t cnt;
     trace_reader *r;
     const char *e = mem_error(&r, tiny_image, 50, &cnt);
-    CHECK(e && strcmp(e, "img.tr: byte 24: truncated: block claims 48 bytes, "
+    CHECK(e && strcmp(e, "img.tr: byte 24: truncated: block claims 47 bytes, "
                          "18 remain") == 0,
           "truncated payload message: %s", e ? e : "-");
     trace_reader_close(r);
@@ -1246,7 +1281,7 @@ static void test_payload_errors(void)
         {"0300008000", 35, "overlong varint"},
         {"03ffffffffffffffffffff01", 33, "varint longer than 10 bytes"},
         {"0380808080808080808002", 33, "varint overflows 64 bits"},
-        {"0300000109", 36, "unknown record type 9"},
+        {"030000010d", 36, "unknown record type 13"},
         {"08000000", 34, "note 0 unknown"},
         {"08000600", 34, "note 6 unknown"},
         {"080001", 35, "record runs past the end of its block"},
@@ -1342,7 +1377,7 @@ static void test_payload_errors(void)
     size_t cnt;
     const char *e = mem_error(&r, img, sizeof tiny_image, &cnt);
     CHECK(e && strcmp(e, "img.tr: byte 24: CRC mismatch: block header says "
-                         "0x93327b1e, payload has 0x93327b1f") == 0,
+                         "0xd397f9c2, payload has 0xd397f9c3") == 0,
           "CRC mismatch message: %s", e ? e : "-");
     trace_reader_close(r);
 }
