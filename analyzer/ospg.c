@@ -24,9 +24,15 @@
  *   `finalized` and, once finalized, `queued`) by the parent's lock;
  * - a node whose subtree is done is owned by the thread that queued it, which
  *   finalizes it without a lock and then folds it under the parent's lock.
- * A thread holds one node lock at a time (plus, briefly, a live-list shard
- * lock), so there is no lock order to break.  Recycled nodes, entries and
- * the work list are per thread.
+ * A thread never waits for a node's lock: an update that finds the node
+ * locked is queued on the node (the lock and the queue are one atomic word,
+ * `state`) and applied, in the order queued, by the thread that holds the
+ * lock, which lets go only when the queue is empty (combining).  A thread
+ * that queued an update never touches the node again: it may be folded
+ * and recycled by the time the update is applied.  So a parent that many threads fold into at once (the scope
+ * of a loop of tasks, a barrier phase) is updated by one thread at a time
+ * with its data in that thread's cache, and the others go on at once.
+ * Recycled nodes, entries and the work list are per thread.
  */
 #include "ospg.h"
 
@@ -54,105 +60,150 @@
             h_ = (h_ ^ k_[i_]) * 0x100000001b3ull;                          \
         (hashv) = (unsigned)(h_ ^ (h_ >> 29));                              \
     } while (0)
-/* uthash allocates a table and a bucket array for every hash that becomes
- * non-empty and frees both when it empties again: the statistics of every
- * node do that, millions of times in a task-heavy run.  Freed blocks of
- * those two first sizes are kept for reuse, per thread. */
+/* ---- Recycling ----
+ *
+ * A task-heavy run creates and folds millions of nodes, statistics entries
+ * and hash tables (uthash allocates a table and a bucket array for every
+ * hash that becomes non-empty, and frees both when it empties again).
+ * Every such block goes back, when freed, to the thread that allocated it
+ * (its `home`): kept by that thread when it frees it itself, else pushed
+ * on a lock-free list the home's thread takes back at once when its own
+ * blocks run out.  So a thread that creates tasks others complete reuses
+ * its own blocks, and no allocator lock is ever shared between threads.
+ * Homes belong to their builder (sized for it) and go with it. */
+enum { POOL_NODE, POOL_STAT, POOL_PARK, POOL_OP, POOL_HTABLE, POOL_HBUCKETS,
+       NPOOLS };
+#define POOL_KEEP 4096 /* blocks a thread keeps that it freed itself */
+
+typedef struct home home;
+
+/* The header in front of every recycled block (16-byte aligned). */
+typedef struct rblock {
+    struct rblock *next;
+    home *home;          /* NULL: a plain malloc block */
+    unsigned pool;
+    unsigned pad;        /* 1: handed out again after a free */
+} rblock;
+
+typedef struct rpool {
+    rblock *free;        /* the home's thread only */
+    unsigned nfree;
+    size_t size;         /* user bytes of a block */
+    alignas(64) _Atomic(rblock *) returned; /* pushed by other threads */
+} rpool;
+
+struct home {
+    rpool pools[NPOOLS];
+    home *next_home;     /* the builder's list */
+    /* the nodes this home's thread allocated (ospg_node.live_prev/next):
+     * changed by that thread only */
+    struct ospg_node *live;
+    uint64_t allocs;
+    alignas(64) atomic_uint_fast64_t nlive; /* released ones not counted */
+};
+
+/* The calling thread's home for the builder it uses now (NULL: none). */
+static _Thread_local home *my_home __attribute__((tls_model("initial-exec")));
+
+static void *pool_alloc(unsigned k, size_t size)
+{
+    home *h = my_home;
+    rblock *b = NULL;
+    if (h && h->pools[k].size == size) {
+        rpool *p = &h->pools[k];
+        if (!p->free) {
+            p->free = atomic_exchange_explicit(&p->returned, NULL,
+                                               memory_order_acquire);
+            p->nfree = 0; /* not counted: bounded by what this home made */
+        }
+        if ((b = p->free)) {
+            p->free = b->next;
+            if (p->nfree)
+                p->nfree--;
+            b->pad = 1; /* recycled */
+            return b + 1;
+        }
+    } else {
+        h = NULL;
+    }
+    if (!(b = malloc(sizeof(*b) + size)))
+        return NULL;
+    b->home = h;
+    b->pool = k;
+    b->pad = 0; /* fresh */
+    return b + 1;
+}
+
+static void pool_free(void *ptr)
+{
+    if (!ptr)
+        return;
+    rblock *b = (rblock *)ptr - 1;
+    home *h = b->home;
+    if (!h) {
+        free(b);
+        return;
+    }
+    rpool *p = &h->pools[b->pool];
+    if (h == my_home) {
+        if (p->nfree >= POOL_KEEP) {
+            free(b);
+            return;
+        }
+        b->next = p->free;
+        p->free = b;
+        p->nfree++;
+        return;
+    }
+    b->next = atomic_load_explicit(&p->returned, memory_order_relaxed);
+    while (!atomic_compare_exchange_weak_explicit(
+        &p->returned, &b->next, b, memory_order_release,
+        memory_order_relaxed))
+        ;
+}
+
+static void home_free(home *h)
+{
+    for (int k = 0; k < NPOOLS; k++) {
+        rblock *lists[2] = {h->pools[k].free, atomic_load(&h->pools[k].returned)};
+        for (int i = 0; i < 2; i++)
+            for (rblock *b = lists[i], *next; b; b = next) {
+                next = b->next;
+                free(b);
+            }
+    }
+    free(h);
+}
+
 static void *hash_alloc(size_t size);
-static void hash_free(void *p, size_t size);
 #define uthash_malloc(size) hash_alloc(size)
-#define uthash_free(ptr, size) hash_free(ptr, size)
+#define uthash_free(ptr, size) pool_free(ptr)
 #include <uthash.h>
 #include <utlist.h>
 
-#define HASH_CACHE_MAX 256 /* blocks kept per size */
-static int hash_key_once_failed; /* no key: blocks are not cached */
+static void *hash_alloc(size_t size)
+{
+    unsigned k = size == sizeof(UT_hash_table) ? POOL_HTABLE : POOL_HBUCKETS;
+    return pool_alloc(k, size);
+}
 
-typedef struct hash_block {
-    struct hash_block *next;
-} hash_block;
-
-static const size_t hash_sizes[2] = {
-    sizeof(UT_hash_table), HASH_INITIAL_NUM_BUCKETS * sizeof(UT_hash_bucket)};
-static _Thread_local struct {
-    hash_block *free[2];
-    unsigned n[2];
-    int registered; /* hash_key holds a value: the cache dies with us */
-} hash_cache __attribute__((tls_model("initial-exec")));
-
-static void hash_cache_drop(void);
-static pthread_key_t hash_key;
-static pthread_once_t hash_key_once = PTHREAD_ONCE_INIT;
+/* The thread's work list and scratch die with it. */
+static pthread_key_t tc_key;
+static pthread_once_t tc_key_once = PTHREAD_ONCE_INIT;
+static int tc_key_failed;
 
 static void cache_drop(void);
 
-static void hash_thread_exit(void *unused)
+static void thread_exit(void *unused)
 {
     (void)unused;
-    hash_cache_drop();
     cache_drop();
 }
 
-static void hash_key_make(void)
+static void tc_key_make(void)
 {
-    if (pthread_key_create(&hash_key, hash_thread_exit))
-        hash_key_once_failed = 1;
-}
-
-static int hash_class(size_t size)
-{
-    return size == hash_sizes[0] ? 0 : size == hash_sizes[1] ? 1 : -1;
-}
-
-static void *hash_alloc(size_t size)
-{
-    int c = hash_class(size);
-    if (c >= 0 && hash_cache.free[c]) {
-        hash_block *b = hash_cache.free[c];
-        hash_cache.free[c] = b->next;
-        hash_cache.n[c]--;
-        return b;
-    }
-    return malloc(size);
-}
-
-/* Makes the calling thread's caches die with it; 0 when they cannot. */
-static int caches_register(void)
-{
-    if (!hash_cache.registered) {
-        pthread_once(&hash_key_once, hash_key_make);
-        hash_cache.registered =
-            !hash_key_once_failed &&
-            pthread_setspecific(hash_key, &hash_cache) == 0;
-    }
-    return hash_cache.registered;
-}
-
-static void hash_free(void *p, size_t size)
-{
-    int c = hash_class(size);
-    caches_register();
-    if (c < 0 || !hash_cache.registered || hash_cache.n[c] >= HASH_CACHE_MAX) {
-        free(p);
-        return;
-    }
-    hash_block *b = p;
-    b->next = hash_cache.free[c];
-    hash_cache.free[c] = b;
-    hash_cache.n[c]++;
-}
-
-/* Returns the calling thread's cached blocks to the allocator. */
-static void hash_cache_drop(void)
-{
-    for (int c = 0; c < 2; c++) {
-        while (hash_cache.free[c]) {
-            hash_block *b = hash_cache.free[c];
-            hash_cache.free[c] = b->next;
-            free(b);
-        }
-        hash_cache.n[c] = 0;
-    }
+    if (pthread_key_create(&tc_key, thread_exit))
+        tc_key_failed = 1;
 }
 
 /* ---- Sparse location -> work maps (critical-path attribution) ---- */
@@ -333,9 +384,15 @@ typedef struct park_item {
     struct park_item *prev, *next;
 } park_item;
 
+typedef struct node_op node_op;
+
 struct ospg_node {
-    spin_lock mu;           /* concurrent builders: see the file comment */
-    unsigned shard;         /* the live list it is on */
+    /* Concurrent builders (see the file comment): bit 0 set while a thread
+     * updates the node, the rest the updates queued meanwhile (a node_op
+     * list, newest first).  Unlocked, nothing is queued. */
+    atomic_uintptr_t state;
+    int linked;             /* on its home's live list */
+    int dead;               /* released (its block may await reuse) */
     ospg_node *parent;
     uint64_t idx;
     ospg_kind kind;
@@ -360,7 +417,7 @@ struct ospg_node {
     dep_event *event;       /* P with depend items: its finish, shared */
     addr_state *addrs;      /* this node's P-children's dependence state */
     dep_event *all_last;    /* the last omp_all_memory P-child, held */
-    ospg_group *groups;     /* groups this node owns */
+    _Atomic(ospg_group *) groups; /* groups this node owns */
     stat_entry *stats;
     stat_entry *hot;        /* the entry of stats added to last */
     /* W-children of the node's own location: the outermost-instance rule
@@ -379,21 +436,29 @@ struct ospg_node {
     ospg_node *lazy_prev, *lazy_next;
     ospg_node *lazy_list;   /* P-children whose prefix is still lazy */
     void *user;
-    ospg_node *live_prev, *live_next; /* every live node, for teardown */
+    /* its home's live list (every node begun there and not released, and
+     * nodes released elsewhere until their home reuses them): for a
+     * partial finish and for teardown */
+    ospg_node *live_prev, *live_next;
     ospg_node *next_free;
 };
 
-/* Live nodes, for a partial finish and for teardown, in shards so that
- * threads allocating at once rarely meet. */
-#define LIVE_SHARDS 16
-#define PEAK_SAMPLE 64 /* concurrent: allocations between peak updates */
+/* An update of a node, queued when the node is locked by another thread. */
+enum { OP_ATTACH = 1, OP_WORK, OP_END, OP_FOLD };
 
-typedef struct live_shard {
-    alignas(64) spin_lock lock;
-    atomic_uint_fast64_t live;
-    uint64_t allocs;
-    ospg_node *list;
-} live_shard;
+struct node_op {
+    node_op *next;
+    int kind;
+    ospg_node *child;   /* ATTACH: the new child; FOLD: the child to fold */
+    int finalizing;     /* FOLD: the child was finalized just now */
+    uint64_t idx, work, nchildren;
+    uint32_t loc, region;
+    unsigned flags;
+    ospg_dep *deps;     /* ATTACH: owned copy */
+    size_t ndeps;
+};
+
+#define PEAK_SAMPLE 64 /* concurrent: allocations between peak updates */
 
 struct ospg {
     size_t nscen;
@@ -403,25 +468,18 @@ struct ospg {
     int concurrent;        /* nodes are locked */
     uint64_t gen;          /* tells this builder's thread caches apart */
     atomic_uint_fast64_t peak_live;
-    live_shard shards[LIVE_SHARDS];
     ospg_release_fn release_fn;
     void *release_arg;
+    spin_lock homes_lock;
+    home *homes;           /* every thread's, freed with the builder */
 };
 
-/* ---- Per-thread recycling ---- */
+/* ---- Per-thread state ---- */
 
-/* What a thread recycles: sized for one builder (gen) at a time.  Blocks
- * freed by a thread go to its own cache, up to a bound, so neither side of
- * a fold ever locks for memory. */
-#define CACHE_MAX 4096
-
+/* A thread's state for the builder it uses now (gen): its home, its live
+ * shard, its work list. */
 typedef struct thread_cache {
     uint64_t gen;
-    ospg_node *nodes;
-    stat_entry *stats;     /* linked through hh.next */
-    park_item *parks;      /* linked through next */
-    unsigned nnodes, nstats, nparks;
-    unsigned shard;        /* the live shard this thread allocates into */
     uint64_t *scratch;     /* [nscen] */
     size_t scratch_len;
     ospg_node **ready;     /* work list of nodes to finalize or fold */
@@ -434,24 +492,13 @@ typedef struct thread_cache {
  * TLS is static). */
 static _Thread_local thread_cache tc __attribute__((tls_model("initial-exec")));
 static atomic_uint_fast64_t builder_gen;
-static atomic_uint next_shard;
 
 static inline int gerr(const ospg *g)
 {
     return atomic_load_explicit(&g->err, memory_order_relaxed);
 }
 
-static inline void node_lock(const ospg *g, ospg_node *n)
-{
-    if (g->concurrent)
-        spin_acquire(&n->mu);
-}
 
-static inline void node_unlock(const ospg *g, ospg_node *n)
-{
-    if (g->concurrent)
-        spin_release(&n->mu);
-}
 
 const char *ospg_strerror(int err)
 {
@@ -514,32 +561,10 @@ static int fail(ospg *g, int err)
 
 /* ---- Node life cycle ---- */
 
-/* One block per node: ser, best and start chains, then skip_span. */
-static size_t chains_size(const ospg *g)
-{
-    return 3 * g->nscen * sizeof(chain) + g->nscen * sizeof(uint64_t);
-}
 
-/* Frees what the calling thread keeps for reuse. */
+/* Frees the calling thread's state (not its home: the builder's). */
 static void cache_drop(void)
 {
-    while (tc.nodes) {
-        ospg_node *n = tc.nodes;
-        tc.nodes = n->next_free;
-        free(n->ser);
-        free(n);
-    }
-    while (tc.stats) {
-        stat_entry *e = tc.stats;
-        tc.stats = e->hh.next;
-        free(e);
-    }
-    while (tc.parks) {
-        park_item *it = tc.parks;
-        tc.parks = it->next;
-        free(it);
-    }
-    tc.nnodes = tc.nstats = tc.nparks = 0;
     free(tc.scratch);
     tc.scratch = NULL;
     tc.scratch_len = 0;
@@ -549,56 +574,78 @@ static void cache_drop(void)
         tc.capready = 0;
     }
     tc.gen = 0;
+    my_home = NULL;
 }
 
-/* Points the calling thread's cache at g (every API entry calls it).
- * Returns 0, or an error when out of memory. */
+/* One block per node: the node, then its ser, best and start chains and
+ * skip_span. */
+static size_t node_size(const ospg *g)
+{
+    size_t head = (sizeof(ospg_node) + 15) & ~(size_t)15;
+    return head + 3 * g->nscen * sizeof(chain) + g->nscen * sizeof(uint64_t);
+}
+
+static size_t stat_size(const ospg *g)
+{
+    return sizeof(stat_entry) + g->nscen * sizeof(uint64_t);
+}
+
+/* Points the calling thread at g (every API entry calls it), with a home
+ * of its own.  Returns 0, or an error when out of memory. */
 static int cache_bind(ospg *g)
 {
     if (tc.gen == g->gen)
         return 0;
     cache_drop();
     tc.scratch = calloc(g->nscen, sizeof(uint64_t));
-    if (!tc.scratch)
+    home *h = aligned_alloc(alignof(home), sizeof(home));
+    if (!tc.scratch || !h) {
+        free(h);
         return fail(g, OSPG_ERR_NOMEM);
+    }
+    memset(h, 0, sizeof(*h));
+    h->pools[POOL_NODE].size = node_size(g);
+    h->pools[POOL_STAT].size = stat_size(g);
+    h->pools[POOL_PARK].size = sizeof(park_item);
+    h->pools[POOL_OP].size = sizeof(node_op);
+    h->pools[POOL_HTABLE].size = sizeof(UT_hash_table);
+    h->pools[POOL_HBUCKETS].size =
+        HASH_INITIAL_NUM_BUCKETS * sizeof(UT_hash_bucket);
+    spin_acquire(&g->homes_lock);
+    h->next_home = g->homes;
+    g->homes = h;
+    spin_release(&g->homes_lock);
+    my_home = h;
     tc.scratch_len = g->nscen;
     tc.gen = g->gen;
-    /* a shard per thread: threads allocating at once never share one */
-    tc.shard = atomic_fetch_add(&next_shard, 1) % LIVE_SHARDS;
-    caches_register();
+    pthread_once(&tc_key_once, tc_key_make);
+    if (!tc_key_failed)
+        pthread_setspecific(tc_key, &tc);
     return 0;
 }
 
 static park_item *park_alloc(ospg *g)
 {
     (void)g;
-    park_item *it = tc.parks;
-    if (it) {
-        tc.parks = it->next;
-        tc.nparks--;
+    park_item *it = pool_alloc(POOL_PARK, sizeof(*it));
+    if (it)
         memset(it, 0, sizeof(*it));
-        return it;
-    }
-    return calloc(1, sizeof(*it));
+    return it;
 }
 
 static void park_free(ospg *g, park_item *it)
 {
     (void)g;
-    if (tc.gen != g->gen || tc.nparks >= CACHE_MAX || !hash_cache.registered) {
-        free(it);
-        return;
-    }
-    it->next = tc.parks;
-    tc.parks = it;
-    tc.nparks++;
+    pool_free(it);
 }
 
 static uint64_t live_total(const ospg *g)
 {
     uint64_t n = 0;
-    for (int i = 0; i < LIVE_SHARDS; i++)
-        n += atomic_load_explicit(&g->shards[i].live, memory_order_relaxed);
+    spin_acquire((spin_lock *)&g->homes_lock);
+    for (const home *h = g->homes; h; h = h->next_home)
+        n += atomic_load_explicit(&h->nlive, memory_order_relaxed);
+    spin_release((spin_lock *)&g->homes_lock);
     return n;
 }
 
@@ -613,23 +660,16 @@ static void peak_update(ospg *g)
 
 static ospg_node *node_alloc(ospg *g)
 {
-    ospg_node *n = tc.nodes;
-    chain *chains;
-    if (n) {
-        tc.nodes = n->next_free;
-        tc.nnodes--;
-        chains = n->ser;
-    } else {
-        n = malloc(sizeof(*n));
-        chains = calloc(1, chains_size(g));
-        if (!n || !chains) {
-            free(n);
-            free(chains);
-            return NULL;
-        }
-    }
-    memset(n, 0, sizeof(*n));
-    memset(chains, 0, chains_size(g));
+    size_t size = node_size(g);
+    ospg_node *n = pool_alloc(POOL_NODE, size);
+    if (!n)
+        return NULL;
+    /* a block released by another thread is still on this home's list */
+    if (((rblock *)n - 1)->pad && n->linked)
+        DL_DELETE2(my_home->live, n, live_prev, live_next);
+    memset(n, 0, size);
+    chain *chains = (chain *)((char *)n + ((sizeof(ospg_node) + 15) &
+                                           ~(size_t)15));
     n->nodes = 1;
     n->ser = chains;
     n->best = chains + g->nscen;
@@ -640,14 +680,11 @@ static ospg_node *node_alloc(ospg *g)
         n->best[s].rank = RANK_NONE;
         n->start[s].rank = RANK_PREFIX;
     }
-    live_shard *sh = &g->shards[tc.shard];
-    n->shard = tc.shard;
-    spin_acquire(&sh->lock);
-    DL_APPEND2(sh->list, n, live_prev, live_next);
-    atomic_fetch_add_explicit(&sh->live, 1, memory_order_relaxed);
-    int sample = !g->concurrent || ++sh->allocs % PEAK_SAMPLE == 0;
-    spin_release(&sh->lock);
-    if (sample)
+    home *h = my_home;
+    DL_APPEND2(h->live, n, live_prev, live_next);
+    n->linked = 1;
+    atomic_fetch_add_explicit(&h->nlive, 1, memory_order_relaxed);
+    if (!g->concurrent || ++h->allocs % PEAK_SAMPLE == 0)
         peak_update(g);
     return n;
 }
@@ -655,13 +692,8 @@ static ospg_node *node_alloc(ospg *g)
 /* Entries are recycled: a task-heavy run creates and folds millions. */
 static void stat_free(ospg *g, stat_entry *e)
 {
-    if (tc.gen != g->gen || tc.nstats >= CACHE_MAX || !hash_cache.registered) {
-        free(e);
-        return;
-    }
-    e->hh.next = tc.stats;
-    tc.stats = e;
-    tc.nstats++;
+    (void)g;
+    pool_free(e);
 }
 
 static void stats_free(ospg *g, stat_entry **head)
@@ -714,6 +746,13 @@ static void node_release(ospg *g, ospg_node *n)
 {
     if (g->release_fn && n->user)
         g->release_fn(g->release_arg, n->user);
+    /* updates still queued: only a failed build leaves any */
+    uintptr_t st = atomic_exchange(&n->state, 0);
+    for (node_op *q = (node_op *)(st & ~(uintptr_t)1), *next; q; q = next) {
+        next = q->next;
+        free(q->deps);
+        pool_free(q);
+    }
     for (size_t s = 0; s < 3 * g->nscen; s++)
         chain_free(&n->ser[s]);
     stats_free(g, &n->stats);
@@ -725,27 +764,23 @@ static void node_release(ospg *g, ospg_node *n)
     DL_FOREACH_SAFE(n->parked, p, ptmp) {
         DL_DELETE(n->parked, p);
         free(p->deps);
-        free(p);
+        pool_free(p);
     }
     ospg_group *gr, *gtmp;
-    LL_FOREACH_SAFE(n->groups, gr, gtmp) {
+    ospg_group *groups = atomic_load(&n->groups);
+    LL_FOREACH_SAFE(groups, gr, gtmp) {
         if (g->release_fn && gr->user)
             g->release_fn(g->release_arg, gr->user);
         free(gr);
     }
-    live_shard *sh = &g->shards[n->shard];
-    spin_acquire(&sh->lock);
-    DL_DELETE2(sh->list, n, live_prev, live_next);
-    atomic_fetch_sub_explicit(&sh->live, 1, memory_order_relaxed);
-    spin_release(&sh->lock);
-    if (tc.gen != g->gen || tc.nnodes >= CACHE_MAX || !hash_cache.registered) {
-        free(n->ser);
-        free(n);
-        return;
+    home *h = ((rblock *)n - 1)->home;
+    atomic_fetch_sub_explicit(&h->nlive, 1, memory_order_relaxed);
+    n->dead = 1;
+    if (h == my_home) { /* else unlinked when the home reuses it */
+        DL_DELETE2(h->live, n, live_prev, live_next);
+        n->linked = 0;
     }
-    n->next_free = tc.nodes;
-    tc.nodes = n;
-    tc.nnodes++;
+    pool_free(n);
 }
 
 /* Queues n on the calling thread's work list, unless it is queued already.
@@ -788,15 +823,11 @@ static int can_fold(const ospg_node *n)
 
 static stat_entry *stat_new(ospg *g, uint32_t loc, ospg_group *group)
 {
-    size_t size = sizeof(stat_entry) + g->nscen * sizeof(uint64_t);
-    stat_entry *e = tc.stats;
-    if (e) {
-        tc.stats = e->hh.next;
-        tc.nstats--;
-        memset(e, 0, size);
-    } else if (!(e = calloc(1, size))) {
+    size_t size = stat_size(g);
+    stat_entry *e = pool_alloc(POOL_STAT, size);
+    if (!e)
         return NULL;
-    }
+    memset(e, 0, size);
     e->key.loc = loc;
     e->key.group = (uintptr_t)group;
     return e;
@@ -913,7 +944,7 @@ static int stats_collapse(ospg *g, ospg_node *n)
         }
     }
     /* Close the groups this node owns: each becomes one instance. */
-    if (n->groups) {
+    if (atomic_load_explicit(&n->groups, memory_order_acquire)) {
         stat_entry *closed = NULL;
         HASH_ITER(hh, n->stats, e, tmp) {
             if (!e->key.group)
@@ -1319,6 +1350,8 @@ static int fold_into_parent(ospg *g, ospg_node *n)
     return 0;
 }
 
+static int submit(ospg *g, ospg_node *n, node_op *op, int *queued);
+
 /* Processes the calling thread's work list until nothing is ready.  A node
  * on it is this thread's to process (queued stays set meanwhile, so nothing
  * queues it twice): its subtree is done, so it is finalized without a lock,
@@ -1329,13 +1362,8 @@ static int run(ospg *g)
         ospg_node *n = tc.ready[--tc.nready];
         int finalizing = !n->finalized;
         if (finalizing) {
-            if (n->partial) {
-                node_lock(g, n);
-                int rc = drain(g, n);
-                node_unlock(g, n);
-                if (rc)
-                    return gerr(g);
-            }
+            if (n->partial && drain(g, n)) /* single-threaded */
+                return gerr(g);
             if (!subtree_done(n)) {
                 n->queued = 0;
                 continue;
@@ -1348,18 +1376,173 @@ static int run(ospg *g)
             n->queued = 0;
             continue;
         }
-        ospg_node *parent = n->parent;
-        node_lock(g, parent);
-        if (finalizing)
-            n->finalized = 1; /* under the parent's lock: can_fold reads it */
-        int rc = fold_into_parent(g, n);
-        node_unlock(g, parent);
-        if (rc)
+        node_op op = {.kind = OP_FOLD, .child = n, .finalizing = finalizing};
+        if (submit(g, n->parent, &op, NULL))
             return gerr(g);
     }
     if (gerr(g))
         tc.nready = 0; /* a failed build keeps nothing queued */
     return gerr(g);
+}
+
+/* ---- Updates of a node, applied or combined ---- */
+
+static int attach(ospg *g, ospg_node *parent, ospg_node *n,
+                  const ospg_dep *deps, size_t ndeps);
+static int child_allowed(ospg *g, ospg_node *parent, uint64_t idx);
+
+/* A W-child of n (n locked). */
+static int add_work(ospg *g, ospg_node *n, const node_op *op)
+{
+    int rc = child_allowed(g, n, op->idx);
+    if (rc)
+        return rc;
+    if (op->idx >= n->seen)
+        n->seen = op->idx + 1;
+    n->nodes++;
+    if (op->idx == n->frontier) {
+        n->frontier++;
+        if (apply_w(g, n, op->work, op->loc, op->region, op->flags) ||
+            drain(g, n))
+            return gerr(g);
+        return 0;
+    }
+    park_item *it = park_alloc(g);
+    if (!it)
+        return fail(g, OSPG_ERR_NOMEM);
+    it->idx = op->idx;
+    it->type = PARK_W;
+    it->work = op->work;
+    it->loc = op->loc;
+    it->region = op->region;
+    it->wflags = op->flags;
+    if (park(g, n, it)) {
+        park_free(g, it);
+        return gerr(g);
+    }
+    return 0;
+}
+
+/* n ends with nchildren children (n locked). */
+static int end_node(ospg *g, ospg_node *n, const node_op *op)
+{
+    if (n->ended)
+        return fail(g, OSPG_ERR_STATE);
+    if (op->nchildren < n->frontier ||
+        (n->blocking && op->nchildren <= n->frontier) ||
+        (n->parked && n->parked->prev->idx >= op->nchildren))
+        return fail(g, OSPG_ERR_INDEX);
+    n->ended = 1;
+    n->nchildren = op->nchildren;
+    if (op->loc != OSPG_LOC_NONE)
+        n->loc = op->loc;
+    if (subtree_done(n))
+        return push_ready(g, n);
+    return 0;
+}
+
+/* Applies op to n, which the caller holds (or the builder is not
+ * concurrent). */
+static int apply_op(ospg *g, ospg_node *n, const node_op *op)
+{
+    if (gerr(g))
+        return gerr(g);
+    switch (op->kind) {
+    case OP_ATTACH: return attach(g, n, op->child, op->deps, op->ndeps);
+    case OP_WORK: return add_work(g, n, op);
+    case OP_END: return end_node(g, n, op);
+    default: /* OP_FOLD */
+        if (op->finalizing)
+            op->child->finalized = 1; /* under n's lock: can_fold reads it */
+        return fold_into_parent(g, op->child);
+    }
+}
+
+static void op_free(node_op *op)
+{
+    free(op->deps);
+    pool_free(op);
+}
+
+/* Applies the updates of list (newest first) in the order queued. */
+static void apply_list(ospg *g, ospg_node *n, node_op *list)
+{
+    node_op *fifo = NULL;
+    while (list) {
+        node_op *next = list->next;
+        list->next = fifo;
+        fifo = list;
+        list = next;
+    }
+    while (fifo) {
+        node_op *next = fifo->next;
+        apply_op(g, n, fifo);
+        op_free(fifo);
+        fifo = next;
+    }
+}
+
+/* Lets go of n, first applying what others queued meanwhile. */
+static void unlock_node(ospg *g, ospg_node *n)
+{
+    uintptr_t st = atomic_load(&n->state);
+    for (;;) {
+        if (st == 1) {
+            if (atomic_compare_exchange_weak(&n->state, &st, 0))
+                return;
+            continue;
+        }
+        if (atomic_compare_exchange_weak(&n->state, &st, 1)) {
+            apply_list(g, n, (node_op *)(st & ~(uintptr_t)1));
+            st = atomic_load(&n->state);
+        }
+    }
+}
+
+/* Applies op to n now if n is free, else queues a copy of it for the
+ * thread that holds n.  *queued (may be NULL) says which.  Returns the
+ * error of an update applied now, else the builder's error. */
+static int submit(ospg *g, ospg_node *n, node_op *op, int *queued)
+{
+    if (queued)
+        *queued = 0;
+    if (!g->concurrent)
+        return apply_op(g, n, op);
+    node_op *q = NULL;
+    uintptr_t st = atomic_load(&n->state);
+    for (;;) {
+        if (!(st & 1)) {
+            if (atomic_compare_exchange_weak(&n->state, &st, 1))
+                break;
+            continue;
+        }
+        if (!q) {
+            q = pool_alloc(POOL_OP, sizeof(*q));
+            if (!q)
+                return fail(g, OSPG_ERR_NOMEM);
+            *q = *op;
+            q->deps = NULL;
+            if (op->ndeps) {
+                q->deps = malloc(op->ndeps * sizeof(*op->deps));
+                if (!q->deps) {
+                    pool_free(q);
+                    return fail(g, OSPG_ERR_NOMEM);
+                }
+                memcpy(q->deps, op->deps, op->ndeps * sizeof(*op->deps));
+            }
+        }
+        q->next = (node_op *)(st & ~(uintptr_t)1);
+        if (atomic_compare_exchange_weak(&n->state, &st, (uintptr_t)q | 1)) {
+            if (queued)
+                *queued = 1;
+            return gerr(g); /* n is the holder's now: not touched again */
+        }
+    }
+    if (q)
+        op_free(q);
+    int rc = apply_op(g, n, op);
+    unlock_node(g, n);
+    return rc;
 }
 
 /* ---- Public API ---- */
@@ -1450,18 +1633,13 @@ ospg_group *ospg_group_new(ospg *g, ospg_node *owner, uint32_t loc)
     }
     gr->owner = owner;
     gr->loc = loc;
-    /* The owner's lock may be held by a thread folding into it; the list
-     * is only read once the owner's subtree is done. */
-    node_lock(g, owner);
-    int finalized = owner->finalized;
-    if (!finalized)
-        LL_PREPEND(owner->groups, gr);
-    node_unlock(g, owner);
-    if (finalized) {
-        free(gr);
-        fail(g, OSPG_ERR_STATE);
-        return NULL;
-    }
+    /* Pushed without the owner's lock: the list is only read once the
+     * owner's subtree is done, after every member (and so every group). */
+    gr->next = atomic_load_explicit(&owner->groups, memory_order_relaxed);
+    while (!atomic_compare_exchange_weak_explicit(
+        &owner->groups, &gr->next, gr, memory_order_release,
+        memory_order_relaxed))
+        ;
     return gr;
 }
 
@@ -1565,10 +1743,13 @@ ospg_node *ospg_begin(ospg *g, ospg_node *parent, uint64_t idx, ospg_kind kind,
         }
     }
     if (!rc) {
-        node_lock(g, parent);
-        rc = attach(g, parent, n, deps, ndeps);
-        node_unlock(g, parent);
-        if (rc) /* never linked: nobody else can know it */
+        node_op op = {.kind = OP_ATTACH, .child = n,
+                      .deps = (ospg_dep *)deps, .ndeps = ndeps};
+        int queued = 0;
+        rc = submit(g, parent, &op, &queued);
+        /* Never linked, nobody else can know it; once queued it may be
+         * (the error then fails the whole build, which frees it). */
+        if (rc && !queued)
             node_release(g, n);
     } else if (n) {
         node_release(g, n);
@@ -1591,37 +1772,9 @@ int ospg_work(ospg *g, ospg_node *parent, uint64_t idx, uint64_t work,
         return rc;
     if (!parent)
         return fail(g, OSPG_ERR_STATE);
-    node_lock(g, parent);
-    rc = child_allowed(g, parent, idx);
-    if (!rc) {
-        if (idx >= parent->seen)
-            parent->seen = idx + 1;
-        parent->nodes++;
-        if (idx == parent->frontier) {
-            parent->frontier++;
-            rc = apply_w(g, parent, work, loc, region, flags) ||
-                         drain(g, parent)
-                     ? gerr(g)
-                     : 0;
-        } else {
-            park_item *it = park_alloc(g);
-            if (!it) {
-                rc = fail(g, OSPG_ERR_NOMEM);
-            } else {
-                it->idx = idx;
-                it->type = PARK_W;
-                it->work = work;
-                it->loc = loc;
-                it->region = region;
-                it->wflags = flags;
-                if (park(g, parent, it)) {
-                    park_free(g, it);
-                    rc = gerr(g);
-                }
-            }
-        }
-    }
-    node_unlock(g, parent);
+    node_op op = {.kind = OP_WORK, .idx = idx, .work = work, .loc = loc,
+                  .region = region, .flags = flags};
+    rc = submit(g, parent, &op, NULL);
     return rc ? rc : run(g);
 }
 
@@ -1632,22 +1785,8 @@ int ospg_end(ospg *g, ospg_node *n, uint64_t nchildren, uint32_t loc)
         return rc;
     if (!n)
         return fail(g, OSPG_ERR_STATE);
-    node_lock(g, n);
-    if (n->ended)
-        rc = fail(g, OSPG_ERR_STATE);
-    else if (nchildren < n->frontier ||
-             (n->blocking && nchildren <= n->frontier) ||
-             (n->parked && n->parked->prev->idx >= nchildren))
-        rc = fail(g, OSPG_ERR_INDEX);
-    if (!rc) {
-        n->ended = 1;
-        n->nchildren = nchildren;
-        if (loc != OSPG_LOC_NONE)
-            n->loc = loc;
-        if (subtree_done(n))
-            rc = push_ready(g, n);
-    }
-    node_unlock(g, n);
+    node_op op = {.kind = OP_END, .nchildren = nchildren, .loc = loc};
+    rc = submit(g, n, &op, NULL);
     return rc ? rc : run(g);
 }
 
@@ -1678,8 +1817,10 @@ int ospg_finish_partial(ospg *g, ospg_profile *out)
      * empty, so the profile covers the work that was measured.  No other
      * thread may use the builder any more. */
     ospg_node *n;
-    for (int i = 0; i < LIVE_SHARDS; i++)
-        DL_FOREACH2(g->shards[i].list, n, live_next) {
+    for (home *h = g->homes; h; h = h->next_home)
+        DL_FOREACH2(h->live, n, live_next) {
+            if (n->dead)
+                continue;
             n->partial = 1;
             if (!n->ended) {
                 n->ended = 1;
@@ -1688,9 +1829,9 @@ int ospg_finish_partial(ospg *g, ospg_profile *out)
                 n->nchildren = n->seen > n->frontier ? n->seen : n->frontier;
             }
         }
-    for (int i = 0; i < LIVE_SHARDS; i++)
-        DL_FOREACH2(g->shards[i].list, n, live_next)
-            if (push_ready(g, n))
+    for (home *h = g->homes; h; h = h->next_home)
+        DL_FOREACH2(h->live, n, live_next)
+            if (!n->dead && push_ready(g, n))
                 return gerr(g);
     if (run(g))
         return gerr(g);
@@ -1772,14 +1913,20 @@ void ospg_free(ospg *g)
     /* A failed or abandoned build still owns its live nodes.  Events are
      * shared with siblings, so drop every node's hold before freeing. */
     g->release_fn = NULL;
-    for (int i = 0; i < LIVE_SHARDS; i++)
-        while (g->shards[i].list)
-            node_release(g, g->shards[i].list);
-    /* This thread's cache; other threads drop theirs at their next use of
-     * a builder, or when they exit. */
+    for (home *h = g->homes; h; h = h->next_home) {
+        ospg_node *n, *tmp;
+        DL_FOREACH_SAFE2(h->live, n, tmp, live_next)
+            if (!n->dead)
+                node_release(g, n);
+    }
+    /* Every thread's recycled blocks; other threads notice at their next
+     * use of a builder that theirs is gone (gen). */
     if (tc.gen == g->gen)
         cache_drop();
+    for (home *h = g->homes, *next; h; h = next) {
+        next = h->next_home;
+        home_free(h);
+    }
     free(g->scen);
     free(g);
-    hash_cache_drop();
 }

@@ -25,7 +25,7 @@ whatif="$root/build/bin/whatif"
 [ -x "$whatif" ] || { echo "real.sh: build first (./setup.sh)" >&2; exit 1; }
 [ -x /usr/bin/time ] || { echo "real.sh: needs /usr/bin/time (apt-get install time)" >&2; exit 1; }
 [ -f "$src/omp-tasks/Makefile" ] || { echo "real.sh: $src is not a BOTS checkout" >&2; exit 1; }
-mkdir -p "$out"
+mkdir -p "$out" && out=$(cd "$out" && pwd)
 work=$(mktemp -d); trap 'rm -rf "$work"' EXIT
 bots="${BOTS_BUILD_DIR:-$work/bots}"
 
