@@ -109,8 +109,9 @@ for k in "${kernels[@]}"; do
   run offline $cmd >/dev/null
   tb=""; an=""
   if "$whatif" analyze -q --no-opportunities -o "$work/an" "$work/out-offline/trace" >/dev/null 2>&1; then
-    tb=$(awk -F'"' '/"trace_bytes"/ { b = $4 } /"nodes"/ { gsub(/[^0-9]/, "", $0); n = $0 } END { if (n > 0) printf "%.1f", b / n }' "$work/an/run.json")
-    an=$(awk -F'"' '/"analyzer_profile_seconds"/ { s = $4 } /"nodes"/ { gsub(/[^0-9]/, "", $0); n = $0 } END { if (s > 0) printf "%.1f", n / s / 1e6 }' "$work/an/run.json")
+    # run.json numbers are JSON numbers: "key": value,
+    tb=$(awk '/"trace_bytes":/ { gsub(/[^0-9]/, "", $2); b = $2 } /"nodes":/ { gsub(/[^0-9]/, "", $2); n = $2 } END { if (n > 0) printf "%.1f", b / n }' "$work/an/run.json")
+    an=$(awk '/"analyzer_profile_seconds":/ { gsub(/[^0-9.]/, "", $2); s = $2 } /"nodes":/ { gsub(/[^0-9]/, "", $2); n = $2 } END { if (s > 0) printf "%.1f", n / s / 1e6 }' "$work/an/run.json")
   fi
   for c in $configs; do
     med=$(median <"$work/k-$name-$c")
