@@ -32,7 +32,7 @@ bots="${BOTS_BUILD_DIR:-$work/bots}"
 # BOTS's configure probes compilers by name; the settings it would write
 # are these (clang-19, -O2 -g, final clauses on).
 if [ ! -d "$bots/bin" ] || [ -z "$(ls "$bots/bin" 2>/dev/null)" ]; then
-  mkdir -p "$bots" && cp -r "$src/." "$bots/" || exit 1
+  mkdir -p "$bots" && cp -r "$src/." "$bots/" && mkdir -p "$bots/bin" || exit 1
   cat >"$bots/config/make.config" <<'EOF'
 LABEL=clang
 OMPC=clang-19 -fopenmp

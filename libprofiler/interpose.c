@@ -62,10 +62,12 @@ EXPORT int32_t __kmpc_omp_task(void *loc, int32_t gtid, void *task)
         return 0;
     if (tool_task_requeued(task))
         return real(loc, gtid, task);
+    const void *prev = tool_task_call_enters(__builtin_return_address(0));
     tool_runtime_span sp;
     tool_runtime_enter(&sp);
     int32_t r = real(loc, gtid, task);
     tool_runtime_leave(&sp);
+    tool_task_call_returns(prev);
     return r;
 }
 
@@ -77,11 +79,13 @@ EXPORT int32_t __kmpc_omp_task_with_deps(void *loc, int32_t gtid, void *task,
     REAL(task_deps_fn, __kmpc_omp_task_with_deps)
     if (!real)
         return 0;
+    const void *prev = tool_task_call_enters(__builtin_return_address(0));
     tool_runtime_span sp;
     tool_runtime_enter(&sp);
     int32_t r = real(loc, gtid, task, ndeps, deps, ndeps_noalias,
                      noalias_deps);
     tool_runtime_leave(&sp);
+    tool_task_call_returns(prev);
     return r;
 }
 

@@ -264,6 +264,34 @@ static const void *user_code(const void *code)
                                                                 : code;
 }
 
+/* The program's call site of the wrapped task creation this thread is
+ * inside, until its creation event takes it (tool_task_call_enters). */
+static __thread const void *task_call_site;
+
+const void *tool_task_call_enters(const void *site)
+{
+    const void *prev = task_call_site;
+    task_call_site = site;
+    return prev;
+}
+
+void tool_task_call_returns(const void *prev)
+{
+    task_call_site = prev;
+}
+
+/* The code address of a task creation event: the program's call site
+ * when the event comes from a wrapped runtime call (taken once: a task
+ * the runtime runs at once inside the call creates its own). */
+static const void *task_code(const void *code)
+{
+    const void *site = task_call_site;
+    if (!site)
+        return code;
+    task_call_site = NULL;
+    return site;
+}
+
 static void read_cmdline(void);
 
 static uint64_t thread_cpu_ns(void)
@@ -2007,6 +2035,7 @@ static void on_task_create(ompt_data_t *enc_data, const ompt_frame_t *frame,
                            const void *code)
 {
     (void)frame;
+    code = task_code(code);
     tstate *ts = enter();
     new_data->ptr = NULL;
     tctx *c = enc_data ? enc_data->ptr : NULL;

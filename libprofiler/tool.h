@@ -31,6 +31,15 @@ typedef struct tool_runtime_span {
 void tool_runtime_enter(tool_runtime_span *sp);
 void tool_runtime_leave(const tool_runtime_span *sp);
 
+/* The program calls the runtime to create a task (__kmpc_omp_task, with
+ * or without dependences) from site, its return address.  The runtime
+ * reports the wrapper's own return address as the task's code address, so
+ * the first creation event inside the call takes site instead.  Returns
+ * what tool_task_call_returns restores (calls nest when the runtime runs
+ * the new task at once). */
+const void *tool_task_call_enters(const void *site);
+void tool_task_call_returns(const void *prev);
+
 /* The runtime allocated task (a kmp_task_t): the creation event that
  * follows on this thread is its. */
 void tool_task_allocated(void *task);

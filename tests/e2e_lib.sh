@@ -5,7 +5,9 @@
 # check_invariants DIR WHAT: what must hold of every profile.csv, whatever
 # the program: no row's work exceeds the program's; no row's span exceeds
 # its work; a row's critical work is within its work; the critical
-# percentages sum to 100.
+# percentages sum to 100; no row is located in the profiler's own code or
+# in the runtime (a wrapper's or libomp's address standing for the
+# program's call site).
 check_invariants() {
   local csv=$1/profile.csv what=$2
   awk -F, -v what="$what" '
@@ -20,6 +22,7 @@ check_invariants() {
         if (f[4] + 0 > pw + 0) bad = bad " work(" f[1] " " f[2] ")=" f[4] ">" pw
         if (f[5] + 0 > f[4] + 0) bad = bad " span>work(" f[1] " " f[2] ")"
         if (f[7] + 0 > f[4] + 0) bad = bad " critical>work(" f[1] " " f[2] ")"
+        if (f[1] ~ /libprofiler\/|libwhatif|libomp/) bad = bad " located in the tool or runtime(" f[1] " " f[2] ")"
       }
       if (NR > 1 && (sum < 99.9 || sum > 100.1)) bad = bad " critical%sum=" sum
       if (bad != "") { print "FAIL: " what ": invariants:" bad; exit 1 }
