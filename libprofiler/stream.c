@@ -242,13 +242,23 @@ static uint32_t intern_name(stream_thread *st, int kind, const char *where)
     return n->id;
 }
 
+/* The cache is two-way: a directive's nearby code addresses (a task's
+ * creation and the taskwait after it, a few bytes apart) must not evict
+ * each other, or every event would take the lock. */
+static inline unsigned loc_slot(const void *code, int kind)
+{
+    uint64_t h = ((uint64_t)(uintptr_t)code ^ ((uint64_t)kind << 56)) *
+                 0x9e3779b97f4a7c15ull;
+    return (unsigned)(h >> 58) & (STREAM_LOC_CACHE - 2); /* even */
+}
+
 uint32_t stream_loc(stream_thread *st, const void *code, int kind)
 {
-    unsigned slot = (unsigned)(((uintptr_t)code >> 2) ^ (unsigned)kind) %
-                    STREAM_LOC_CACHE;
-    if (st->cache[slot].code == code && st->cache[slot].kind == kind &&
-        st->cache[slot].loc)
-        return st->cache[slot].loc;
+    unsigned slot = loc_slot(code, kind);
+    for (unsigned w = slot; w < slot + 2; w++)
+        if (st->cache[w].code == code && st->cache[w].kind == kind &&
+            st->cache[w].loc)
+            return st->cache[w].loc;
     loc_key key;
     memset(&key, 0, sizeof(key));
     key.code = code;
@@ -271,6 +281,7 @@ uint32_t stream_loc(stream_thread *st, const void *code, int kind)
     }
     uint32_t id = e->id;
     pthread_mutex_unlock(&lock);
+    st->cache[slot + 1] = st->cache[slot]; /* the older one goes */
     st->cache[slot].code = code;
     st->cache[slot].kind = kind;
     st->cache[slot].loc = id;

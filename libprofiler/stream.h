@@ -14,7 +14,7 @@
 #include "ospg.h"
 #include "trace.h"
 
-#define STREAM_LOC_CACHE 64
+#define STREAM_LOC_CACHE 64 /* even: pairs of ways */
 
 typedef struct stream_thread {
     uint32_t index;          /* stream number */

@@ -250,11 +250,11 @@ static uint64_t cpu_runtime_entry;
 /* The calling thread entered a fork before the runtime knew it: its
  * initial task, begun inside that fork, has no program code to measure
  * before the region. */
-static __thread int fork_registers;
+static __thread int fork_registers __attribute__((tls_model("initial-exec")));
 
 /* The program's call site of the fork this thread is inside (the
  * wrapper's), NULL outside any. */
-static __thread const void *fork_site;
+static __thread const void *fork_site __attribute__((tls_model("initial-exec")));
 
 /* code as the program's call site: the fork wrapper's landing address
  * stands for the call that entered it. */
@@ -266,7 +266,8 @@ static const void *user_code(const void *code)
 
 /* The program's call site of the wrapped task creation this thread is
  * inside, until its creation event takes it (tool_task_call_enters). */
-static __thread const void *task_call_site;
+static __thread const void *task_call_site
+    __attribute__((tls_model("initial-exec")));
 
 const void *tool_task_call_enters(const void *site)
 {
