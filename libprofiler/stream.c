@@ -189,6 +189,13 @@ static void describe(const void *code, char *buf, size_t len)
     snprintf(buf, len, "%s+0x%lx", path, (unsigned long)off);
 }
 
+void stream_where(const void *code, char *buf, size_t len)
+{
+    pthread_mutex_lock(&lock);
+    describe(code, buf, len);
+    pthread_mutex_unlock(&lock);
+}
+
 /* The first time a module is seen: its build-id, so that an analysis of
  * the trace can tell a rebuilt binary from the one that ran.  Called under
  * the lock. */

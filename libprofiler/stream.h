@@ -51,6 +51,10 @@ enum {
 /* The location id of the directive at return address code. */
 uint32_t stream_loc(stream_thread *st, const void *code, int kind);
 
+/* "file:line" (or "module+0xOFFSET") of the instruction before the return
+ * address code, for a message.  Takes the location lock. */
+void stream_where(const void *code, char *buf, size_t len);
+
 /* Also tells fn about every new location (the on-the-fly profile). */
 void stream_set_loc_hook(void (*fn)(uint32_t, const char *, const char *));
 

@@ -1263,21 +1263,21 @@ static void write_task_begin(tstate *ts, tctx *t,
  * from then on nothing is recorded and no profile is written, rather than
  * a wrong one. */
 static atomic_int unsupported;
-static char unsupported_what[512];
+static char unsupported_what[640];
 
 static void mark_unsupported(const char *construct, const void *code)
 {
     if (atomic_exchange(&unsupported, 1))
         return;
-    Dl_info info;
-    uintptr_t pc = (uintptr_t)code - 1;
-    if (code && dladdr((const void *)pc, &info) && info.dli_fname)
-        snprintf(unsupported_what, sizeof(unsupported_what),
-                 "%s at %s+0x%lx", construct, info.dli_fname,
-                 (unsigned long)(pc - (uintptr_t)info.dli_fbase));
-    else
+    char where[512];
+    if (code) {
+        stream_where(code, where, sizeof(where));
+        snprintf(unsupported_what, sizeof(unsupported_what), "%s at %s",
+                 construct, where);
+    } else {
         snprintf(unsupported_what, sizeof(unsupported_what), "%s",
                  construct);
+    }
 }
 
 static ompt_get_task_info_t get_task_info;
