@@ -1701,9 +1701,10 @@ static int attach(ospg *g, ospg_node *parent, ospg_node *n,
     return 0;
 }
 
-ospg_node *ospg_begin(ospg *g, ospg_node *parent, uint64_t idx, ospg_kind kind,
-                      uint32_t loc, ospg_group *group, const ospg_dep *deps,
-                      size_t ndeps, int *err)
+/* A new node, not linked yet, or NULL with the builder's error set. */
+static ospg_node *node_create(ospg *g, ospg_node *parent, uint64_t idx,
+                              ospg_kind kind, uint32_t loc, ospg_group *group,
+                              size_t ndeps)
 {
     int rc = gerr(g) ? gerr(g) : cache_bind(g);
     if (!rc && !parent)
@@ -1722,38 +1723,53 @@ ospg_node *ospg_begin(ospg *g, ospg_node *parent, uint64_t idx, ospg_kind kind,
         if (!a)
             rc = fail(g, OSPG_ERR_ARG);
     }
-    ospg_node *n = rc ? NULL : node_alloc(g);
-    if (!rc && !n)
-        rc = fail(g, OSPG_ERR_NOMEM);
-    if (!rc) {
-        n->parent = parent;
-        n->idx = idx;
-        n->kind = kind;
-        n->group = group;
-        n->loc = (loc == OSPG_LOC_NONE && group) ? group->loc : loc;
-        if (ndeps) {
-            n->event = calloc(1, sizeof(*n->event));
-            if (!n->event)
-                rc = fail(g, OSPG_ERR_NOMEM);
-            else {
-                n->event->refs = 1;
-                n->event->nscen = g->nscen;
-                n->event->rank = idx + 1;
-            }
-        }
+    if (rc)
+        return NULL;
+    ospg_node *n = node_alloc(g);
+    if (!n) {
+        fail(g, OSPG_ERR_NOMEM);
+        return NULL;
     }
-    if (!rc) {
-        node_op op = {.kind = OP_ATTACH, .child = n,
-                      .deps = (ospg_dep *)deps, .ndeps = ndeps};
-        int queued = 0;
-        rc = submit(g, parent, &op, &queued);
-        /* Never linked, nobody else can know it; once queued it may be
-         * (the error then fails the whole build, which frees it). */
-        if (rc && !queued)
+    n->parent = parent;
+    n->idx = idx;
+    n->kind = kind;
+    n->group = group;
+    n->loc = (loc == OSPG_LOC_NONE && group) ? group->loc : loc;
+    if (ndeps) {
+        n->event = calloc(1, sizeof(*n->event));
+        if (!n->event) {
             node_release(g, n);
-    } else if (n) {
-        node_release(g, n);
+            fail(g, OSPG_ERR_NOMEM);
+            return NULL;
+        }
+        n->event->refs = 1;
+        n->event->nscen = g->nscen;
+        n->event->rank = idx + 1;
     }
+    return n;
+}
+
+/* Links n, made by node_create, as its parent's child. */
+static int node_link(ospg *g, ospg_node *n, const ospg_dep *deps,
+                     size_t ndeps)
+{
+    node_op op = {.kind = OP_ATTACH, .child = n,
+                  .deps = (ospg_dep *)deps, .ndeps = ndeps};
+    int queued = 0;
+    int rc = submit(g, n->parent, &op, &queued);
+    /* Never linked, nobody else can know it; once queued it may be
+     * (the error then fails the whole build, which frees it). */
+    if (rc && !queued)
+        node_release(g, n);
+    return rc;
+}
+
+ospg_node *ospg_begin(ospg *g, ospg_node *parent, uint64_t idx, ospg_kind kind,
+                      uint32_t loc, ospg_group *group, const ospg_dep *deps,
+                      size_t ndeps, int *err)
+{
+    ospg_node *n = node_create(g, parent, idx, kind, loc, group, ndeps);
+    int rc = n ? node_link(g, n, deps, ndeps) : gerr(g);
     if (!rc)
         rc = run(g);
     if (rc) {
@@ -1762,6 +1778,31 @@ ospg_node *ospg_begin(ospg *g, ospg_node *parent, uint64_t idx, ospg_kind kind,
         return NULL;
     }
     return n;
+}
+
+int ospg_leaf(ospg *g, ospg_node *parent, uint64_t idx, ospg_kind kind,
+              uint32_t loc, ospg_group *group, const ospg_leaf_work *w)
+{
+    ospg_node *n = node_create(g, parent, idx, kind, loc, group, 0);
+    if (!n)
+        return gerr(g);
+    /* Its W-child and its end, before anyone can see it: no lock. */
+    if (w) {
+        n->seen = n->frontier = 1;
+        n->nodes++;
+        if (apply_w(g, n, w->work, w->loc, w->region, w->flags)) {
+            node_release(g, n);
+            return gerr(g);
+        }
+    }
+    n->ended = 1;
+    n->nchildren = w ? 1 : 0;
+    int rc = node_link(g, n, NULL, 0);
+    /* Done once linked: this thread finalizes and folds it, as ospg_end
+     * would (not finalized yet, so nobody else queues it). */
+    if (!rc)
+        rc = push_ready(g, n);
+    return rc ? rc : run(g);
 }
 
 int ospg_work(ospg *g, ospg_node *parent, uint64_t idx, uint64_t work,

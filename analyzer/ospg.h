@@ -118,6 +118,21 @@ ospg_node *ospg_begin(ospg *g, ospg_node *parent, uint64_t idx, ospg_kind kind,
 int ospg_work(ospg *g, ospg_node *parent, uint64_t idx, uint64_t work,
               uint32_t loc, uint32_t region, unsigned flags);
 
+/* The work of a leaf's one W-child (see ospg_work). */
+typedef struct ospg_leaf_work {
+    uint64_t work;
+    uint32_t loc, region;
+    unsigned flags;
+} ospg_leaf_work;
+
+/* Begins, fills and ends at once a node whose only child is a W-node (w),
+ * or that has no child (w NULL): what ospg_begin, ospg_work(idx 0) and
+ * ospg_end(1 or 0 children, loc unchanged) would do, with one update of
+ * the parent instead of four.  The node cannot be named afterwards, so it
+ * takes no depend items.  Returns OSPG_OK or an error. */
+int ospg_leaf(ospg *g, ospg_node *parent, uint64_t idx, ospg_kind kind,
+              uint32_t loc, ospg_group *group, const ospg_leaf_work *w);
+
 /* Ends node: it has nchildren children in all.  loc, unless OSPG_LOC_NONE,
  * replaces the node's location (a taskwait scope learns it only here).  The
  * node, and any ancestors it completes, fold now or as soon as their last

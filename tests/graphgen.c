@@ -246,6 +246,24 @@ int gg_finalize(gg_graph *g)
     return 0;
 }
 
+unsigned char *gg_leaves(const gg_graph *g)
+{
+    unsigned char *leaf = calloc(g->nnodes ? g->nnodes : 1, 1);
+    if (!leaf)
+        return NULL;
+    for (size_t i = 1; i < g->nnodes; i++) {
+        const gg_node *N = &g->nodes[i];
+        leaf[i] = N->kind != GG_W && N->ndeps == 0 && N->nkids <= 1 &&
+                  (N->nkids == 0 ||
+                   g->nodes[g->kids[N->kid_off]].kind == GG_W) &&
+                  N->end_loc == OSPG_LOC_NONE;
+    }
+    for (size_t k = 0; k < g->ngroups; k++)
+        if (g->groups[k].owner > 0)
+            leaf[g->groups[k].owner] = 0;
+    return leaf;
+}
+
 size_t gg_intermediate_depth(const gg_graph *g)
 {
     size_t n = g->nnodes, best = 0;

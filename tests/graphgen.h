@@ -132,6 +132,12 @@ const char *gg_shape_name(int shape);
 /* One line per node, then the groups. */
 void gg_dump(const gg_graph *g, FILE *f);
 
+/* Which nodes may be fed through ospg_leaf: an array of nnodes flags (the
+ * caller frees it; NULL when out of memory), set for every node but the
+ * root whose children are at most one W-node, with no depend items, no
+ * location given at its end and no group it owns. */
+unsigned char *gg_leaves(const gg_graph *g);
+
 /* Longest chain of intermediate nodes from the root down (root counts 1). */
 size_t gg_intermediate_depth(const gg_graph *g);
 

@@ -27,6 +27,9 @@
  * policies: uniform, ends first, ends last, reverse index, depth-first in
  * program order, depth-first shuffled with an early end.
  *
+ * Half the seeds feed every node whose only child is a W-node (or that has
+ * none) through ospg_leaf, in one call at its begin event.
+ *
  * Usage: test_ospg_random [--count N] [--base B] [--seed S] [--dump]
  *                         [--shrink] [--no-live] [--no-tie-rule] [-v]
  * --seed S runs one seed (--dump prints the events, the graph and both
@@ -64,6 +67,7 @@ typedef struct trial {
     uint64_t seed;
     gg_params gp;
     int feed;
+    int leaves;     /* nodes with at most one child, a W, go as ospg_leaf */
     size_t nscen;
     ospg_scenario scen[4];
     uint32_t regs[4][8];
@@ -103,6 +107,7 @@ static void draw_trial(trial *t, uint64_t seed)
     t->feed = (int)gg_below(&r, FEED_NMODES);
     x = (unsigned)gg_below(&r, 100);
     t->nscen = x < 35 ? 1 : x < 85 ? 3 : 4;
+    t->leaves = gg_chance(&r, 50);
 }
 
 /* Scenario 1: halve some regions; 2: make some W locations (or every
@@ -413,6 +418,7 @@ static int check_tie_rule = 1;
 
 static struct {
     unsigned long long seeds, nodes, ties, tie_scen, redrawn, events;
+    unsigned long long leaves; /* nodes fed through ospg_leaf */
     unsigned long long shapes[GG_NSHAPES], feeds[FEED_NMODES];
     unsigned long long compared_crit, bounded_crit, peak_max;
     unsigned long long live_after_finish, live_after_finish_value;
@@ -446,6 +452,12 @@ static int feed(const gg_graph *g, const trial *t, const evlist *ev,
     }
     ospg_node **h = calloc(n, sizeof *h);
     ospg_group **gh = calloc(g->ngroups + 1, sizeof *gh);
+    /* leaf[i]: node i goes in one ospg_leaf call at its begin event; its
+     * W-child's and its own end events are skipped.  Such a node has no
+     * child but one W, keeps its begin location and owns no group. */
+    unsigned char *leaf = t->leaves ? gg_leaves(g) : calloc(n, 1);
+    if (!leaf)
+        abort();
     /* expected live nodes: begun, not folded (root included) */
     uint32_t *pending = calloc(n, sizeof *pending);
     unsigned char *ended = calloc(n, 1);
@@ -472,6 +484,28 @@ static int feed(const gg_graph *g, const trial *t, const evlist *ev,
             gh[k] = ospg_group_new(G, h[g->groups[k].owner], g->groups[k].loc);
             if (!gh[k])
                 err = OSPG_ERR_NOMEM;
+        } else if (e & 1 ? leaf[e / 2]
+                         : g->nodes[e / 2].kind == GG_W &&
+                               leaf[g->nodes[e / 2].parent]) {
+            continue; /* done by the leaf's ospg_leaf */
+        } else if (!(e & 1) && leaf[e / 2]) {
+            size_t i = e / 2;
+            const gg_node *N = &g->nodes[i];
+            ospg_leaf_work w;
+            if (N->nkids) {
+                const gg_node *W = &g->nodes[g->kids[N->kid_off]];
+                w = (ospg_leaf_work){W->work, W->loc, W->region, W->wflags};
+            }
+            err = ospg_leaf(G, h[N->parent], N->idx, (ospg_kind)N->kind,
+                            N->begin_loc,
+                            N->group >= 0 ? gh[N->group] : NULL,
+                            N->nkids ? &w : NULL);
+            if (++live > epeak)
+                epeak = live;
+            stats.leaves++;
+            ended[i] = 1;
+            pending[i] = 0;
+            fold = (int32_t)i;
         } else if (e & 1) {
             size_t i = e / 2;
             err = ospg_end(G, h[i], g->nodes[i].nkids, g->nodes[i].end_loc);
@@ -555,6 +589,7 @@ static int feed(const gg_graph *g, const trial *t, const evlist *ev,
     free(gh);
     free(pending);
     free(ended);
+    free(leaf);
     return rc;
 }
 
@@ -1122,11 +1157,13 @@ int main(int argc, char **argv)
         failed++;
     }
     double secs = (double)(clock() - t0) / CLOCKS_PER_SEC;
-    printf("seeds %llu, nodes %llu, events %llu, %.1f s; scenarios with "
+    printf("seeds %llu, nodes %llu (%llu as leaves), events %llu, %.1f s; "
+           "scenarios with "
            "tied critical paths %llu (in %llu seeds; %llu weight redraws); "
            "critical values compared exactly %llu, within bounds %llu; "
            "largest peak live nodes %llu\n",
-           stats.seeds, stats.nodes, stats.events, secs, stats.tie_scen,
+           stats.seeds, stats.nodes, stats.leaves, stats.events, secs,
+           stats.tie_scen,
            stats.ties, stats.redrawn, stats.compared_crit, stats.bounded_crit,
            stats.peak_max);
     if (verbose) {

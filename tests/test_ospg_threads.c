@@ -19,6 +19,9 @@
  * feeding always progresses, while threads meet on shared parents (barrier
  * phases, task scopes) as they do in a profiled program.
  *
+ * Every other seed feeds the nodes whose only child is a W-node (or that
+ * have none) through ospg_leaf, as the profiler does for small tasks.
+ *
  * Built twice: plainly, and under ThreadSanitizer (test_ospg_threads_tsan).
  * Usage: test_ospg_threads [--count N] [--threads T] [--seed S]
  */
@@ -48,6 +51,7 @@ typedef struct feed {
     unsigned *owner;               /* [nev]: the thread that feeds it */
     _Atomic(ospg_node *) *h;       /* [nnodes] */
     _Atomic(ospg_group *) *gh;     /* [ngroups] */
+    unsigned char *leaf;           /* [nnodes] fed by ospg_leaf, or NULL */
     atomic_int failed;
     char why[200];
 } feed;
@@ -98,6 +102,10 @@ static void *work_events(void *arg)
             continue;
         size_t e = f->ev[q];
         int err = OSPG_OK;
+        if (f->leaf && (e & 1 ? e < 2 * n && f->leaf[e / 2]
+                              : e < 2 * n && g->nodes[e / 2].kind == GG_W &&
+                                    f->leaf[g->nodes[e / 2].parent]))
+            continue; /* done by the leaf's ospg_leaf */
         if (e >= 2 * n) {
             size_t k = e - 2 * n;
             ospg_node *o = wait_node(f, (size_t)g->groups[k].owner);
@@ -130,6 +138,15 @@ static void *work_events(void *arg)
             if (N->kind == GG_W) {
                 err = ospg_work(f->G, parent, N->idx, N->work, N->loc,
                                 N->region, N->wflags);
+            } else if (f->leaf && f->leaf[i]) {
+                ospg_leaf_work lw;
+                if (N->nkids) {
+                    const gg_node *W = &g->nodes[g->kids[N->kid_off]];
+                    lw = (ospg_leaf_work){W->work, W->loc, W->region,
+                                          W->wflags};
+                }
+                err = ospg_leaf(f->G, parent, N->idx, (ospg_kind)N->kind,
+                                N->begin_loc, gr, N->nkids ? &lw : NULL);
             } else {
                 ospg_node *node = ospg_begin(
                     f->G, parent, N->idx, (ospg_kind)N->kind, N->begin_loc, gr,
@@ -309,7 +326,9 @@ static int run_seed(uint64_t seed, unsigned nthreads)
     f.owner = malloc((2 * n + g.ngroups + 1) * sizeof(unsigned));
     f.h = calloc(n, sizeof(*f.h));
     f.gh = calloc(g.ngroups + 1, sizeof(*f.gh));
-    if (!f.ev || !f.owner || !f.h || !f.gh)
+    /* every other seed feeds its leaf-shaped nodes through ospg_leaf */
+    f.leaf = seed & 1 ? gg_leaves(&g) : NULL;
+    if (!f.ev || !f.owner || !f.h || !f.gh || (seed & 1 && !f.leaf))
         abort();
     gg_rng r;
     gg_rng_seed(&r, seed ^ 0x7417ead5ull);
@@ -367,6 +386,7 @@ out:
     free(f.owner);
     free(f.h);
     free(f.gh);
+    free(f.leaf);
     gg_free(&g);
     return rc;
 }
