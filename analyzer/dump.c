@@ -56,6 +56,26 @@ static void print_rec(uint64_t off, const trace_rec *r)
         printf("END id=%" PRIu64 " children=%" PRIu64, r->id, r->nchildren);
         print_loc(r->loc);
         break;
+    case TRACE_LEAF:
+        printf("LEAF parent=%" PRIu64 " idx=%" PRIu64 " %s", r->parent,
+               r->idx, kind_name(r->kind));
+        print_loc(r->loc);
+        if (r->group)
+            printf(" group=%" PRIu64 " owner=%" PRIu64, r->group, r->owner);
+        if (r->nchildren) {
+            printf(" work=%" PRIu64, r->work);
+            if (r->wloc != r->loc) {
+                fputs(" work", stdout);
+                print_loc(r->wloc);
+            }
+            if (r->region)
+                printf(" region=%" PRIu32, r->region);
+            if (r->flags & OSPG_W_CONTINUES)
+                fputs(" continues", stdout);
+        } else {
+            fputs(" children=0", stdout);
+        }
+        break;
     case TRACE_LOC:
         printf("LOC %" PRIu32 " %s %s", r->loc, r->str1, r->str2);
         break;

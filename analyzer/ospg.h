@@ -127,8 +127,8 @@ typedef struct ospg_leaf_work {
 
 /* Begins, fills and ends at once a node whose only child is a W-node (w),
  * or that has no child (w NULL): what ospg_begin, ospg_work(idx 0) and
- * ospg_end(1 or 0 children, loc unchanged) would do, with one update of
- * the parent instead of four.  The node cannot be named afterwards, so it
+ * ospg_end(1 or 0 children, loc unchanged) would do, with two updates of
+ * the parent (link, fold) and none of the node's own.  The node cannot be named afterwards, so it
  * takes no depend items.  Returns OSPG_OK or an error. */
 int ospg_leaf(ospg *g, ospg_node *parent, uint64_t idx, ospg_kind kind,
               uint32_t loc, ospg_group *group, const ospg_leaf_work *w);

@@ -133,6 +133,7 @@ static const char *rec_name(int type)
     case TRACE_BEGIN: return "begin";
     case TRACE_WORK: return "work";
     case TRACE_END: return "end";
+    case TRACE_LEAF: return "leaf";
     case TRACE_LOC: return "location";
     case TRACE_META: return "meta";
     case TRACE_REGION: return "region";
@@ -298,6 +299,16 @@ int replay_engine_apply(replay_engine *rp, const trace_rec *r,
         rc = ospg_work(rp->g, p->node, r->idx, r->work, r->loc, r->region,
                        r->flags);
         return rc ? core_error(rp, r, rc) : 1;
+    case TRACE_LEAF: {
+        if (!(p = find_node(rp, r->parent)))
+            return 0;
+        if (r->group && (rc = member_group(rp, r, &gr)) <= 0)
+            return rc;
+        ospg_leaf_work w = {r->work, r->wloc, r->region, r->flags};
+        rc = ospg_leaf(rp->g, p->node, r->idx, (ospg_kind)r->kind, r->loc,
+                       gr ? gr->group : NULL, r->nchildren ? &w : NULL);
+        return rc ? core_error(rp, r, rc) : 1;
+    }
     case TRACE_END:
         if (r->id == TRACE_ROOT_ID) {
             if (rp->root_ended) {
@@ -342,11 +353,11 @@ void replay_engine_blocked(replay_engine *rp, const trace_rec *r,
 {
     /* a BEGIN waits on its parent, then on its group's owner (only while
      * the group is not created yet) */
-    int owner = r->type == TRACE_BEGIN && find(rp->nodes, r->parent) != NULL;
-    uint64_t id = owner ? r->owner
-                  : r->type == TRACE_BEGIN || r->type == TRACE_WORK
-                      ? r->parent
-                      : r->id;
+    int named_by_parent = r->type == TRACE_BEGIN || r->type == TRACE_WORK ||
+                          r->type == TRACE_LEAF;
+    int owner = named_by_parent && r->type != TRACE_WORK &&
+                find(rp->nodes, r->parent) != NULL;
+    uint64_t id = owner ? r->owner : named_by_parent ? r->parent : r->id;
     rp->src = src;
     rp->off = off;
     rec_err(rp, "%s record names %s %llu, which no stream begins (or which "

@@ -324,6 +324,11 @@ static inline uint8_t wire_type(const trace_rec *r)
         return r->region || r->flags ? TRACE_WORK : TRACE_WORK0;
     case TRACE_END:
         return r->loc == OSPG_LOC_NONE ? TRACE_END0 : TRACE_END;
+    case TRACE_LEAF:
+        return r->kind == OSPG_P && !r->group && r->nchildren == 1 &&
+                       r->wloc == r->loc && !r->region && !r->flags
+                   ? TRACE_LEAF_P0
+                   : TRACE_LEAF;
     default:
         return (uint8_t)r->type;
     }
@@ -351,6 +356,28 @@ static inline void emit(sink *s, const wrec *w, uint64_t *prev)
     case TRACE_END0:
         sk_node(s, prev, r->id);
         sk_varint(s, r->nchildren);
+        break;
+    case TRACE_LEAF_P0:
+        sk_node(s, prev, r->parent);
+        sk_varint(s, r->idx);
+        sk_varint(s, loc_code(r->loc));
+        sk_varint(s, r->work);
+        break;
+    case TRACE_LEAF:
+        sk_node(s, prev, r->parent);
+        sk_varint(s, r->idx);
+        sk_varint(s, r->kind);
+        sk_varint(s, loc_code(r->loc));
+        sk_varint(s, r->group);
+        if (r->group)
+            sk_node(s, prev, r->owner);
+        sk_varint(s, r->nchildren);
+        if (r->nchildren) {
+            sk_varint(s, r->work);
+            sk_varint(s, loc_code(r->wloc));
+            sk_varint(s, r->region);
+            sk_varint(s, r->flags);
+        }
         break;
     case TRACE_BEGIN: {
         sk_node(s, prev, r->id);
@@ -486,6 +513,8 @@ static size_t rec_bound(const wrec *w)
         return 1 + 3 + w->n1 + 3 + w->n2;
     case TRACE_REGION:
         return 1 + 3 * 5 + VARINT_MAX;
+    case TRACE_LEAF:
+        return 1 + 6 * VARINT_MAX + 1 + 4 * 5;
     default: /* END */
         return 1 + 2 * VARINT_MAX + 5;
     }
@@ -720,6 +749,40 @@ int trace_write_end(trace_writer *w, uint64_t id, uint64_t nchildren,
     }
     wrec r = {.r = {.type = TRACE_END, .id = id, .nchildren = nchildren,
                     .loc = loc}};
+    return put_rec(w, &r);
+}
+
+int trace_write_leaf(trace_writer *w, uint64_t parent, uint64_t idx,
+                     ospg_kind kind, uint32_t loc, uint64_t group,
+                     uint64_t group_owner, const ospg_leaf_work *lw)
+{
+    if (!w) {
+        errno = EINVAL;
+        return -1;
+    }
+    if ((kind != OSPG_S && kind != OSPG_P) || (group && kind != OSPG_P) ||
+        (lw && (lw->flags & ~OSPG_W_CONTINUES)))
+        return reject(w);
+    uint8_t *p = fast_slot(w, 1 + 4 * VARINT_MAX), *start = p;
+    if (p && kind == OSPG_P && !group && lw && lw->loc == loc &&
+        !lw->region && !lw->flags) {
+        *p++ = TRACE_LEAF_P0;
+        p = put_node(w, p, parent);
+        p = varint_put(p, idx);
+        p = varint_put(p, loc_code(loc));
+        p = varint_put(p, lw->work);
+        return fast_done(w, start, p);
+    }
+    wrec r = {.r = {.type = TRACE_LEAF, .parent = parent, .idx = idx,
+                    .kind = (uint64_t)kind, .loc = loc, .group = group,
+                    .owner = group ? group_owner : 0,
+                    .nchildren = lw ? 1 : 0}};
+    if (lw) {
+        r.r.work = lw->work;
+        r.r.wloc = lw->loc;
+        r.r.region = lw->region;
+        r.r.flags = lw->flags;
+    }
     return put_rec(w, &r);
 }
 
@@ -1237,6 +1300,7 @@ static int decode(trace_reader *r, trace_rec *rec)
     rec->factor_milli = 0;
     rec->owner = rec->work = rec->nchildren = 0;
     rec->region = rec->flags = rec->note = 0;
+    rec->wloc = OSPG_LOC_NONE;
     rec->value = 0;
     rec->ndeps = 0;
     rec->deps = NULL;
@@ -1245,9 +1309,55 @@ static int decode(trace_reader *r, trace_rec *rec)
     uint8_t t = r->pay[r->pos++];
     rec->type = t;
     rec->loc = OSPG_LOC_NONE;
-    if (t >= TRACE_BEGIN_S0 && t <= TRACE_END0 && r->version < 3)
+    if ((t >= TRACE_BEGIN_S0 && t <= TRACE_END0 && r->version < 3) ||
+        ((t == TRACE_LEAF || t == TRACE_LEAF_P0) && r->version < 4))
         return fail(r, at, "unknown record type %u", (unsigned)t);
     switch (t) {
+    case TRACE_LEAF_P0:
+        rec->type = TRACE_LEAF;
+        rec->kind = OSPG_P;
+        rec->nchildren = 1;
+        if (get_node(r, &rec->parent) < 0 || get_u(r, &rec->idx) < 0 ||
+            get_loc(r, &rec->loc) < 0 || get_u(r, &rec->work) < 0)
+            return -1;
+        rec->wloc = rec->loc;
+        break;
+    case TRACE_LEAF: {
+        if (get_node(r, &rec->parent) < 0 || get_u(r, &rec->idx) < 0)
+            return -1;
+        uint64_t kat = here(r);
+        if (get_u(r, &rec->kind) < 0)
+            return -1;
+        if (rec->kind != OSPG_S && rec->kind != OSPG_P)
+            return fail(r, kat, "node kind %llu, must be 1 (S) or 2 (P)",
+                        (unsigned long long)rec->kind);
+        if (get_loc(r, &rec->loc) < 0)
+            return -1;
+        uint64_t gat = here(r);
+        if (get_u(r, &rec->group) < 0 ||
+            (rec->group && get_node(r, &rec->owner) < 0))
+            return -1;
+        if (rec->group && rec->kind != OSPG_P)
+            return fail(r, gat, "a group member must be a P-node");
+        uint64_t nat = here(r);
+        if (get_u(r, &rec->nchildren) < 0)
+            return -1;
+        if (rec->nchildren > 1)
+            return fail(r, nat, "a leaf has %llu children, at most 1",
+                        (unsigned long long)rec->nchildren);
+        if (!rec->nchildren)
+            break;
+        if (get_u(r, &rec->work) < 0 || get_loc(r, &rec->wloc) < 0 ||
+            get_u32(r, &rec->region, "region") < 0)
+            return -1;
+        uint64_t fat = here(r);
+        if (get_u32(r, &rec->flags, "work flags") < 0)
+            return -1;
+        if (rec->flags & ~OSPG_W_CONTINUES)
+            return fail(r, fat, "work flags 0x%x unknown",
+                        (unsigned)rec->flags);
+        break;
+    }
     case TRACE_BEGIN_S0:
     case TRACE_BEGIN_P0:
         rec->type = TRACE_BEGIN;
@@ -1362,10 +1472,20 @@ static int skim_record(trace_reader *r)
     uint8_t t = r->pay[r->pos];
     uint64_t group, ndeps;
     int shortform = t >= TRACE_BEGIN_S0 && t <= TRACE_END0 && r->version >= 3;
-    if (t != TRACE_BEGIN && t != TRACE_WORK && t != TRACE_END && !shortform)
+    int leaf = (t == TRACE_LEAF || t == TRACE_LEAF_P0) && r->version >= 4;
+    if (t != TRACE_BEGIN && t != TRACE_WORK && t != TRACE_END && !shortform &&
+        !leaf)
         return 0;
     r->pos++;
+    uint64_t nchildren;
     switch (t) {
+    case TRACE_LEAF_P0:
+        return skip_varints(r, 4) ? -1 : 1;
+    case TRACE_LEAF:
+        if (skip_varints(r, 4) || get_u(r, &group) < 0 ||
+            skip_varints(r, group ? 1 : 0) || get_u(r, &nchildren) < 0)
+            return -1;
+        return skip_varints(r, nchildren ? 4 : 0) ? -1 : 1;
     case TRACE_BEGIN_S0:
     case TRACE_BEGIN_P0:
     case TRACE_WORK0:

@@ -15,7 +15,7 @@
 #include "ospg.h"
 
 #define TRACE_MAGIC "WHATIFTR"
-#define TRACE_VERSION 3u  /* written; the reader also reads versions 1, 2 */
+#define TRACE_VERSION 4u  /* written; the reader also reads versions 1-3 */
 #define TRACE_BLOCK_MAX (1u << 20) /* largest block payload a reader accepts */
 #define TRACE_MAX_DEPS 65536u      /* most depend items one record may carry */
 #define TRACE_MAX_STR 65536u       /* longest string field */
@@ -34,7 +34,11 @@ typedef enum trace_rec_type {
     TRACE_LOC = 5,   /* loc directive where */
     TRACE_META = 6,  /* key value */
     TRACE_REGION = 7, /* region parent loc factor_milli */
-    TRACE_NOTE = 8   /* loc note value (version 2) */
+    TRACE_NOTE = 8,  /* loc note value (version 2) */
+    TRACE_LEAF = 13  /* parent idx kind loc group [owner] nchildren
+                      * [work wloc region flags] (version 4): a node with
+                      * no id whose only child, if nchildren is 1, is a
+                      * W-node (ospg_leaf) */
 } trace_rec_type;
 
 /* Version 3 writes the commonest graph records in short forms, which the
@@ -45,7 +49,10 @@ enum {
     TRACE_BEGIN_S0 = 9,  /* id parent idx loc: BEGIN of an S-node */
     TRACE_BEGIN_P0 = 10, /* id parent idx loc: BEGIN of a P-node */
     TRACE_WORK0 = 11,    /* parent idx work loc */
-    TRACE_END0 = 12      /* id nchildren */
+    TRACE_END0 = 12,     /* id nchildren */
+    TRACE_LEAF_P0 = 14   /* parent idx loc work: LEAF of a P-node, no group,
+                          * one W-child of its own location, no what-if
+                          * region, no flags (version 4) */
 };
 
 /* What a NOTE record says about a location: a part of its profile that is
@@ -83,18 +90,22 @@ typedef struct trace_rec {
     int type;          /* trace_rec_type */
     uint64_t id;       /* BEGIN, END: node */
     uint64_t parent;   /* BEGIN, WORK: parent node */
-    uint64_t idx;      /* BEGIN, WORK: index among the parent's children */
-    uint64_t kind;     /* BEGIN: ospg_kind */
-    uint32_t loc;      /* BEGIN, END: OSPG_LOC_NONE allowed; WORK, LOC */
-    uint64_t group;    /* BEGIN: group id, 0 = none */
-    uint64_t owner;    /* BEGIN with group != 0: the group's owner node
-                        * (the node every member lies under); else 0 */
-    uint64_t work;     /* WORK */
-    uint32_t region;   /* WORK */
-    uint32_t flags;    /* WORK: OSPG_W_* (0 in version 1) */
+    uint64_t idx;      /* BEGIN, WORK, LEAF: index among the parent's
+                        * children */
+    uint64_t kind;     /* BEGIN, LEAF: ospg_kind */
+    uint32_t loc;      /* BEGIN, END, LEAF: OSPG_LOC_NONE allowed; WORK,
+                        * LOC */
+    uint64_t group;    /* BEGIN, LEAF: group id, 0 = none */
+    uint64_t owner;    /* BEGIN, LEAF with group != 0: the group's owner
+                        * node (the node every member lies under); else 0 */
+    uint64_t work;     /* WORK; LEAF: its W-child's */
+    uint32_t region;   /* WORK; LEAF: its W-child's */
+    uint32_t flags;    /* WORK: OSPG_W_* (0 in version 1); LEAF: its
+                        * W-child's */
     uint32_t note;     /* NOTE: trace_note */
     uint64_t value;    /* NOTE */
-    uint64_t nchildren;/* END */
+    uint64_t nchildren;/* END; LEAF: 0 or 1 */
+    uint32_t wloc;     /* LEAF with nchildren 1: the W-child's location */
     uint32_t region_id;    /* REGION: a what-if region path (> 0) */
     uint32_t region_parent;/* REGION: the enclosing path, 0 = none */
     uint64_t factor_milli; /* REGION: own factor in thousandths, 0 = none */
@@ -127,6 +138,12 @@ int trace_write_work(trace_writer *w, uint64_t parent, uint64_t idx,
                      uint32_t flags);
 int trace_write_end(trace_writer *w, uint64_t id, uint64_t nchildren,
                     uint32_t loc);
+/* A node begun and ended at once, with at most one child, a W-node (w, or
+ * NULL for none): what BEGIN, WORK (index 0) and END would say, with no
+ * node id (nothing can name it). */
+int trace_write_leaf(trace_writer *w, uint64_t parent, uint64_t idx,
+                     ospg_kind kind, uint32_t loc, uint64_t group,
+                     uint64_t group_owner, const ospg_leaf_work *lw);
 int trace_write_loc(trace_writer *w, uint32_t loc, const char *directive,
                     const char *where);
 int trace_write_meta(trace_writer *w, const char *key, const char *value);

@@ -237,6 +237,25 @@ void online_work(online_thread *t, ospg_node *parent, uint64_t idx,
     event_leave(t);
 }
 
+void online_leaf(online_thread *t, ospg_node *parent, uint64_t idx,
+                 ospg_kind kind, uint32_t loc, uint64_t group,
+                 ospg_node *owner, const ospg_leaf_work *w)
+{
+    if (!event_enter(t))
+        return;
+    ospg_group *gr = NULL;
+    int err;
+    if (!parent || (group && !owner)) {
+        note_failure("an event names a node whose begin failed");
+    } else if (group && !(gr = group_get(group, owner, loc))) {
+        note_graph_failure("group", ospg_error(graph) ? ospg_error(graph)
+                                                      : OSPG_ERR_NOMEM);
+    } else if ((err = ospg_leaf(graph, parent, idx, kind, loc, gr, w))) {
+        note_graph_failure("leaf", err);
+    }
+    event_leave(t);
+}
+
 void online_end(online_thread *t, ospg_node *node, uint64_t nchildren,
                 uint32_t loc)
 {

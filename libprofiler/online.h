@@ -49,6 +49,11 @@ void online_work(online_thread *t, ospg_node *parent, uint64_t idx,
                  uint64_t work, uint32_t loc, uint32_t region, unsigned flags);
 void online_end(online_thread *t, ospg_node *node, uint64_t nchildren,
                 uint32_t loc);
+/* A node begun and ended at once with at most one child, a W-node
+ * (ospg_leaf); w NULL for none. */
+void online_leaf(online_thread *t, ospg_node *parent, uint64_t idx,
+                 ospg_kind kind, uint32_t loc, uint64_t group,
+                 ospg_node *owner, const ospg_leaf_work *w);
 
 void online_loc(uint32_t loc, const char *directive, const char *where);
 void online_meta(const char *key, const char *value);

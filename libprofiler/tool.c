@@ -47,6 +47,9 @@ typedef struct cnode {
     uint64_t nkids;
     ospg_node *on;           /* in the on-the-fly builder (NULL: the root,
                               * or not begun there) */
+    /* A task's node whose begin is not recorded yet: the task that owes it
+     * (see "Leaves" below).  Never set in a copy. */
+    struct tctx *lazy;
 } cnode;
 
 /* The node of one ordered or doacross loop instance that has an ordered
@@ -172,6 +175,11 @@ typedef struct tctx {
     int untied;              /* may move between threads */
     struct tctx *sched_prior; /* explicit: the task it interrupted on the
                               * thread running it, resumed when it ends */
+    /* node.lazy: the work of its own code so far (one W-node to be),
+     * inside what-if region lazy_region */
+    uint64_t lazy_work;
+    uint32_t lazy_region;
+    int lazy_nw;             /* lazy_work holds a W-node */
     struct tctx *next_spare;
 } tctx;
 
@@ -585,17 +593,34 @@ static inline ospg_node *online_node(const cnode *p)
     return p->id == TRACE_ROOT_ID ? online_root() : p->on;
 }
 
+/* ---- Leaves ----
+ *
+ * Most tasks of a task-heavy program create nothing: a task of one
+ * fragment (or of a few, split by a childless taskwait or by the parts of
+ * an untied task) would cost a BEGIN, a WORK per fragment and an END, and
+ * as many updates of the graph.  So a task without depend items starts
+ * lazy: its begin is owed (node.lazy), and the work of its own code adds
+ * up in the task.  The first child index taken in its node (a task, a
+ * scope, a region, a W-node of other code) records the begin and the work
+ * so far first; a task that ends still lazy becomes one LEAF (ospg_leaf),
+ * which the analysis folds as BEGIN, WORK and END would.  The task alone
+ * touches its node, on whatever thread runs it, so this needs no lock;
+ * nothing may copy a lazy node (child_idx first, then copy). */
+
+static void lazy_flush(tstate *ts, cnode *n);
+
 /* The next child index of p. */
 static inline uint64_t child_idx(cnode *p)
 {
     if (p->id == TRACE_ROOT_ID)
         return atomic_fetch_add_explicit(&root_kids, 1, memory_order_relaxed);
+    if (p->lazy)
+        lazy_flush(self, p);
     return p->nkids++;
 }
 
-/* Adds a W-node under p, inside the running task's what-if region. */
-static void emit_work(tstate *ts, cnode *p, uint64_t work, uint32_t loc,
-                      unsigned flags)
+static void emit_work_in(tstate *ts, cnode *p, uint64_t work, uint32_t loc,
+                         uint32_t region, unsigned flags)
 {
     uint64_t idx = UINT64_MAX;
     if (p->id == TRACE_ROOT_ID &&
@@ -604,11 +629,60 @@ static void emit_work(tstate *ts, cnode *p, uint64_t work, uint32_t loc,
         idx = atomic_exchange(&main_pending_idx, UINT64_MAX);
     if (idx == UINT64_MAX)
         idx = child_idx(p);
-    uint32_t region = ts->ctx ? ts->ctx->path : 0;
     if (mode_offline && ts->ok)
         trace_write_work(ts->st.w, p->id, idx, work, loc, region, flags);
     if (mode_online)
         online_work(ts->q, online_node(p), idx, work, loc, region, flags);
+}
+
+/* Adds a W-node under p, inside the running task's what-if region. */
+static void emit_work(tstate *ts, cnode *p, uint64_t work, uint32_t loc,
+                      unsigned flags)
+{
+    uint32_t region = ts->ctx ? ts->ctx->path : 0;
+    tctx *t = p->lazy;
+    if (t && loc == t->base_loc && !flags &&
+        (!t->lazy_nw || region == t->lazy_region)) {
+        /* the task's own code, next to its earlier code: one W-node */
+        t->lazy_work += work;
+        t->lazy_region = region;
+        t->lazy_nw = 1;
+        return;
+    }
+    emit_work_in(ts, p, work, loc, region, flags);
+}
+
+static void write_task_begin(tstate *ts, struct tctx *t,
+                             const ompt_dependence_t *deps, int ndeps);
+
+/* Records the begin a lazy node owes, then the work of its task so far. */
+static void lazy_flush(tstate *ts, cnode *n)
+{
+    tctx *t = n->lazy;
+    n->lazy = NULL;
+    write_task_begin(ts, t, NULL, 0);
+    if (t->lazy_nw) {
+        t->lazy_nw = 0;
+        emit_work_in(ts, n, t->lazy_work, t->base_loc, t->lazy_region, 0);
+    }
+}
+
+/* A lazy task ends: its node in one record. */
+static void emit_leaf(tstate *ts, cnode *n)
+{
+    tctx *t = n->lazy;
+    n->lazy = NULL;
+    ospg_leaf_work w = {t->lazy_work, t->base_loc, t->lazy_region, 0};
+    const ospg_leaf_work *wp = t->lazy_nw ? &w : NULL;
+    const cnode *owner = t->spawn_group ? &t->spawn_owner : NULL;
+    if (mode_offline && ts->ok)
+        trace_write_leaf(ts->st.w, t->pend_parent.id, t->pend_idx,
+                         t->pend_kind, t->base_loc, t->spawn_group,
+                         owner ? owner->id : 0, wp);
+    if (mode_online)
+        online_leaf(ts->q, online_node(&t->pend_parent), t->pend_idx,
+                    t->pend_kind, t->base_loc, t->spawn_group,
+                    owner ? online_node(owner) : NULL, wp);
 }
 
 /* A W-node of the program's serial code at a given index of node id. */
@@ -748,6 +822,13 @@ static void begin_node(tstate *ts, cnode *n, const cnode *parent,
 
 static void end_node(tstate *ts, cnode *n, uint32_t loc)
 {
+    if (n->lazy) {
+        if (loc == OSPG_LOC_NONE) {
+            emit_leaf(ts, n);
+            return;
+        }
+        lazy_flush(ts, n);
+    }
     if (mode_offline && ts->ok)
         trace_write_end(ts->st.w, n->id, n->nkids, loc);
     if (mode_online)
@@ -1064,8 +1145,8 @@ static void close_ordloops(tstate *ts, ordloop *ol)
             tool_note(ts, ol->loc, TRACE_NOTE_ORDERED_PREFIX, prefix);
         if (atomic_load(&ol->static_chained))
             tool_note(ts, ol->loc, TRACE_NOTE_ORDERED_STATIC, 1);
-        end_node(ts, &(cnode){ol->L.id, atomic_load(&ol->nkids), ol->L.on},
-                 OSPG_LOC_NONE);
+        cnode L = {ol->L.id, atomic_load(&ol->nkids), ol->L.on, NULL};
+        end_node(ts, &L, OSPG_LOC_NONE);
         free(ol);
         ol = next;
     }
@@ -1189,9 +1270,6 @@ static int claim_begin(tctx *t)
     return atomic_compare_exchange_strong(&t->begin_state, &expect,
                                           BEGIN_WRITING);
 }
-
-static void write_task_begin(tstate *ts, tctx *t,
-                             const ompt_dependence_t *deps, int ndeps);
 
 /* The task starts running: its begin record must be out first (libomp
  * skips the dependences callback for an empty depend list). */
@@ -1457,7 +1535,7 @@ static void root_begin(tstate *ts, ompt_data_t *task_data)
         return;
     c->kind = CTX_INITIAL;
     c->base_loc = OSPG_LOC_PROGRAM;
-    cnode root = {TRACE_ROOT_ID, 0, NULL};
+    cnode root = {TRACE_ROOT_ID, 0, NULL, NULL};
     pthread_mutex_lock(&roots_lock);
     if (atomic_load(&main_pending_idx) == UINT64_MAX)
         atomic_store(&main_pending_idx, child_idx(&root));
@@ -1875,7 +1953,10 @@ static void loop_begin(tstate *ts, tctx *c, const void *code, int dir,
             begin_node(ts, &f->node, p, child_idx(p), OSPG_S, OSPG_LOC_NONE, 0,
                        NULL);
         }
-        c->loop_owner = *ins(c);
+        cnode *o = ins(c); /* the frame, or the task if it failed */
+        if (o->lazy)
+            lazy_flush(ts, o);
+        c->loop_owner = *o;
     }
     c->loop_loc = stream_loc(&ts->st, code, dir);
     /* In a team of one libomp reports no chunks: the loop looks serial. */
@@ -2108,8 +2189,8 @@ static void on_task_create(ompt_data_t *enc_data, const ompt_frame_t *frame,
         parent = scope_node(c);
     }
     t->node.id = stream_new_id(&ts->st);
+    t->pend_idx = child_idx(parent); /* first: a lazy parent begins here */
     t->pend_parent = *parent;
-    t->pend_idx = child_idx(parent);
     new_data->ptr = t;
     if (has_deps) {
         /* the dependences callback follows; the creator holds the task
@@ -2121,9 +2202,10 @@ static void on_task_create(ompt_data_t *enc_data, const ompt_frame_t *frame,
         ts->pending = t;
     } else {
         atomic_store_explicit(&t->refs, 1, memory_order_relaxed);
-        atomic_store_explicit(&t->begin_state, BEGIN_WRITING,
+        /* owed by the task itself (Leaves) */
+        atomic_store_explicit(&t->begin_state, BEGIN_DONE,
                               memory_order_relaxed);
-        write_task_begin(ts, t, NULL, 0);
+        t->node.lazy = t;
     }
     frag_open(ts);
 }
@@ -2456,7 +2538,7 @@ static void finish(void)
         stream_flush_all();
         return;
     }
-    cnode root = {TRACE_ROOT_ID, 0, NULL};
+    cnode root = {TRACE_ROOT_ID, 0, NULL, NULL};
     if (main_began) {
         frag_close(ts);
         end_scope(ts, &initial_ctx, OSPG_LOC_NONE);

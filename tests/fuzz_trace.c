@@ -31,19 +31,31 @@ static void require(int ok)
 
 static void check_rec(const trace_rec *r)
 {
-    require(r->type >= TRACE_BEGIN && r->type <= TRACE_NOTE &&
-            r->type != 4); /* 4: the removed GROUP record */
+    require((r->type >= TRACE_BEGIN && r->type <= TRACE_NOTE &&
+             r->type != 4) || /* 4: the removed GROUP record */
+            r->type == TRACE_LEAF);
     require(r->type == TRACE_NOTE ||
             (r->note == 0 && r->value == 0));
     require(r->type != TRACE_NOTE ||
             (r->note >= 1 && r->note <= TRACE_NOTE_MAX));
-    require(r->type == TRACE_WORK || r->flags == 0);
+    require(r->type == TRACE_WORK || r->type == TRACE_LEAF || r->flags == 0);
     require((r->flags & ~OSPG_W_CONTINUES) == 0);
     require(r->type != TRACE_REGION || r->region_id != 0);
     require(r->type == TRACE_REGION ||
             (r->region_id == 0 && r->region_parent == 0 &&
              r->factor_milli == 0));
-    require(r->owner == 0 || (r->type == TRACE_BEGIN && r->group != 0));
+    require(r->owner == 0 ||
+            ((r->type == TRACE_BEGIN || r->type == TRACE_LEAF) &&
+             r->group != 0));
+    if (r->type == TRACE_LEAF) {
+        require(r->kind == OSPG_S || r->kind == OSPG_P);
+        require(r->group == 0 || r->kind == OSPG_P);
+        require(r->nchildren <= 1);
+        require(r->nchildren == 1 ||
+                (r->work == 0 && r->region == 0 && r->flags == 0 &&
+                 r->wloc == OSPG_LOC_NONE));
+        require(r->id == 0 && r->ndeps == 0 && r->deps == NULL);
+    }
     if (r->type == TRACE_BEGIN) {
         require(r->kind == OSPG_S || r->kind == OSPG_P);
         require(r->ndeps <= TRACE_MAX_DEPS);
@@ -100,7 +112,7 @@ static void run(const uint8_t *data, size_t size, int skim)
     while ((k = trace_reader_next(r, &rec)) == 1) {
         check_rec(&rec);
         require(!skim || (rec.type != TRACE_BEGIN && rec.type != TRACE_WORK &&
-                          rec.type != TRACE_END));
+                          rec.type != TRACE_END && rec.type != TRACE_LEAF));
         uint64_t off = trace_reader_offset(r);
         require(off > last_off && off <= size);
         last_off = off;

@@ -79,5 +79,22 @@ int main(int argc, char **argv)
     trace_write_end(w, 0, 0, 0);
     if (trace_writer_close(w) != 0)
         return fail(p);
+
+    /* leaves (version 4): short and long forms, a group member, none */
+    snprintf(p, sizeof p, "%s/seed-leaf-v4.tr", argv[1]);
+    if (!(w = trace_writer_open(p, 3, 0)))
+        return fail(p);
+    static const ospg_leaf_work la = {100, 5, 0, 0},
+                                lb = {30, 5, 2, OSPG_W_CONTINUES};
+    trace_write_loc(w, 5, "task", "a.c:7");
+    trace_write_begin(w, 1, 0, 0, OSPG_S, OSPG_LOC_NONE, 0, 0, NULL, 0);
+    trace_write_leaf(w, 1, 0, OSPG_P, 5, 0, 0, &la);
+    trace_write_leaf(w, 1, 1, OSPG_S, 5, 0, 0, &lb);
+    trace_write_leaf(w, 1, 2, OSPG_P, 5, 9, 1, &la);
+    trace_write_leaf(w, 1, 3, OSPG_P, 5, 0, 0, NULL);
+    trace_write_end(w, 1, 4, OSPG_LOC_NONE);
+    trace_write_end(w, 0, 1, 0);
+    if (trace_writer_close(w) != 0)
+        return fail(p);
     return 0;
 }

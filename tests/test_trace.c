@@ -170,6 +170,24 @@ static trace_rec r_end(uint64_t id, uint64_t nchildren, uint32_t loc)
     return (trace_rec){.type = TRACE_END, .id = id, .nchildren = nchildren,
                        .loc = loc};
 }
+/* A LEAF with one W-child (nchildren 1) or none (work etc. ignored). */
+static trace_rec r_leaf(uint64_t parent, uint64_t idx, int kind, uint32_t loc,
+                        uint64_t group, uint64_t owner, uint64_t nchildren,
+                        uint64_t work, uint32_t wloc, uint32_t region,
+                        uint32_t flags)
+{
+    trace_rec r = {.type = TRACE_LEAF, .parent = parent, .idx = idx,
+                   .kind = (uint64_t)kind, .loc = loc, .group = group,
+                   .owner = group ? owner : 0, .nchildren = nchildren,
+                   .wloc = OSPG_LOC_NONE};
+    if (nchildren) {
+        r.work = work;
+        r.wloc = wloc;
+        r.region = region;
+        r.flags = flags;
+    }
+    return r;
+}
 static trace_rec r_loc(uint32_t loc, const char *d, const char *w)
 {
     return (trace_rec){.type = TRACE_LOC, .loc = loc, .str1 = d, .str2 = w};
@@ -194,6 +212,12 @@ static int write_rec(trace_writer *w, const trace_rec *r)
         return trace_write_note(w, r->loc, r->note, r->value);
     case TRACE_END:
         return trace_write_end(w, r->id, r->nchildren, r->loc);
+    case TRACE_LEAF: {
+        ospg_leaf_work lw = {r->work, r->wloc, r->region, r->flags};
+        return trace_write_leaf(w, r->parent, r->idx, (ospg_kind)r->kind,
+                                r->loc, r->group, r->owner,
+                                r->nchildren ? &lw : NULL);
+    }
     case TRACE_LOC:
         return trace_write_loc(w, r->loc, r->str1, r->str2);
     case TRACE_META:
@@ -220,6 +244,9 @@ static int rec_eq(const trace_rec *g, const trace_rec *e, char *why, size_t n)
     }
     F(type) F(id) F(parent) F(idx) F(kind) F(loc) F(group) F(owner) F(work)
     F(region) F(flags) F(note) F(value) F(nchildren) F(ndeps)
+    if (e->type == TRACE_LEAF) {
+        F(wloc)
+    }
 #undef F
     if ((g->deps == NULL) != (e->deps == NULL)) {
         snprintf(why, n, "deps pointer NULL mismatch");
@@ -353,6 +380,15 @@ static size_t build_edge_set(trace_rec *out, size_t cap)
         r_end(UINT64_MAX, UINT64_MAX, OSPG_LOC_NONE),
         r_end(1, 1, 1),
         r_end(0, 0, OSPG_LOC_NONE),
+        r_leaf(0, 0, OSPG_P, 0, 0, 0, 1, 0, 0, 0, 0),        /* short form */
+        r_leaf(UINT64_MAX, UINT64_MAX, OSPG_P, UINT32_MAX - 1, 0, 0, 1,
+               UINT64_MAX, UINT32_MAX - 1, 0, 0),             /* short form */
+        r_leaf(1, 2, OSPG_S, OSPG_LOC_NONE, 0, 0, 0, 0, 0, 0, 0),
+        r_leaf(1, 2, OSPG_P, 3, 0, 0, 0, 0, 0, 0, 0),
+        r_leaf(5, 0, OSPG_P, 1, UINT64_MAX, UINT64_MAX, 1, 9, 2,
+               UINT32_MAX, OSPG_W_CONTINUES),
+        r_leaf(7, 1, OSPG_S, 4, 0, 0, 1, 1, OSPG_LOC_NONE, 1, 0),
+        r_leaf(7, 1, OSPG_P, 4, 0, 0, 1, 10, 4, 0, OSPG_W_CONTINUES),
     };
     for (size_t i = 0; i < sizeof fixed / sizeof fixed[0] && n < cap; i++)
         out[n++] = fixed[i];
@@ -362,7 +398,17 @@ static size_t build_edge_set(trace_rec *out, size_t cap)
     int depth = 0;
     while (n < cap) {
         uint64_t top = stack[depth];
-        switch (rnd() % 8) {
+        switch (rnd() % 9) {
+        case 8: { /* a leaf, usually in its short form */
+            int sh = rnd() % 3 != 0;
+            uint32_t loc = (uint32_t)(rnd() % 50);
+            out[n++] = r_leaf(top, kids[depth]++, sh || rnd() % 2 ? OSPG_P
+                                                                  : OSPG_S,
+                              loc, 0, 0, sh || rnd() % 2, rnd() % 1000000,
+                              sh ? loc : (uint32_t)(rnd() % 50),
+                              sh ? 0 : (uint32_t)(rnd() % 3), 0);
+            break;
+        }
         case 0:
         case 1:
         case 6:
@@ -420,7 +466,7 @@ static void test_ref_crc(void)
  * without a location in its short form). */
 static const uint8_t tiny_image[79] = {
     0x57, 0x48, 0x41, 0x54, 0x49, 0x46, 0x54, 0x52, /* "WHATIFTR" */
-    0x03, 0x00, 0x00, 0x00,                         /* version 3 */
+    0x04, 0x00, 0x00, 0x00,                         /* version 4 */
     0x03, 0x00, 0x00, 0x00,                         /* stream 3 */
     0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, /* flags */
     0x2f, 0x00, 0x00, 0x00,                         /* payload: 47 bytes */
@@ -520,6 +566,74 @@ static void test_version1(void)
     trace_reader_close(r);
 }
 
+/* Leaves (version 4), the second example of docs/trace-format.md: a
+ * task of one fragment in the short form, an undeferred one (S) of a
+ * what-if region in the long form. */
+static const uint8_t leaf_image[65] = {
+    0x57, 0x48, 0x41, 0x54, 0x49, 0x46, 0x54, 0x52, /* "WHATIFTR" */
+    0x04, 0x00, 0x00, 0x00,                         /* version 4 */
+    0x03, 0x00, 0x00, 0x00,                         /* stream 3 */
+    0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, /* flags */
+    0x21, 0x00, 0x00, 0x00,                         /* payload: 33 bytes */
+    0xa9, 0xad, 0xd6, 0xf8,                         /* CRC 0xf8d6ada9 */
+    0x05, 0x06, 0x04, 0x74, 0x61, 0x73, 0x6b,       /* LOC 5 "task" */
+    0x05, 0x61, 0x2e, 0x63, 0x3a, 0x37,             /*   "a.c:7" */
+    0x0e, 0x00, 0x00, 0x06, 0x64,                   /* LEAF_P0 0 0 5 100 */
+    0x0d, 0x00, 0x01, 0x01, 0x06, 0x00,             /* LEAF 0 1 S 5 g0 */
+    0x01, 0x1e, 0x06, 0x02, 0x00,                   /*   1: 30 5 r2 0 */
+    0x03, 0x00, 0x02, 0x01,                         /* END 0 2 loc 0 */
+};
+
+static void test_leaf_image(void)
+{
+    trace_rec t[4] = {
+        r_loc(5, "task", "a.c:7"),
+        r_leaf(0, 0, OSPG_P, 5, 0, 0, 1, 100, 5, 0, 0),
+        r_leaf(0, 1, OSPG_S, 5, 0, 0, 1, 30, 5, 2, 0),
+        r_end(0, 2, 0),
+    };
+    char p[128], why[300] = "";
+    path_of(p, sizeof p, "leaf.tr");
+    int fails;
+    size_t bytes = write_file(p, 3, 0, t, 4, &fails);
+    size_t n;
+    uint8_t *b = slurp(p, &n);
+    CHECK(fails == 0 && bytes == sizeof leaf_image && b &&
+              n == sizeof leaf_image && memcmp(b, leaf_image, n) == 0,
+          "known leaf trace has its known 65-byte image (got %zu bytes)", n);
+    free(b);
+    CHECK(ref_crc(leaf_image + 32, 33) == rd32(leaf_image + 28),
+          "leaf image CRC agrees with the reference CRC");
+    trace_reader *r = trace_reader_open_mem(leaf_image, sizeof leaf_image,
+                                            "leaf");
+    CHECK(r && read_expect(r, t, 4, why, sizeof why),
+          "leaf image decodes: %s", why);
+    trace_reader_close(r);
+    /* leaves are version 4's: in a version 3 file they are unknown */
+    uint8_t v3[sizeof leaf_image];
+    memcpy(v3, leaf_image, sizeof v3);
+    v3[8] = 3;
+    r = trace_reader_open_mem(v3, sizeof v3, "v3leaf");
+    int last;
+    size_t got = drain(r, &last);
+    const char *e = trace_reader_error(r);
+    CHECK(last == -1 && got == 1 && e &&
+              !strcmp(e, "v3leaf: byte 45: unknown record type 14"),
+          "a leaf in a version 3 file is refused (%zu, %s)", got,
+          e ? e : "-");
+    trace_reader_close(r);
+    /* and a version 3 file of the other records still reads */
+    trace_rec tiny[8];
+    size_t nt = tiny_records(tiny);
+    uint8_t old[sizeof tiny_image];
+    memcpy(old, tiny_image, sizeof old);
+    old[8] = 3;
+    r = trace_reader_open_mem(old, sizeof old, "v3");
+    CHECK(r && read_expect(r, tiny, nt, why, sizeof why),
+          "a version 3 trace still decodes: %s", why);
+    trace_reader_close(r);
+}
+
 static void test_header_and_image(void)
 {
     char p[128];
@@ -530,7 +644,7 @@ static void test_header_and_image(void)
     size_t n;
     uint8_t *b = slurp(p, &n);
     static const uint8_t hdr[24] = {'W', 'H', 'A', 'T', 'I', 'F', 'T', 'R',
-                                    3,   0,   0,   0,   0xd4, 0xc3, 0xb2, 0xa1};
+                                    4,   0,   0,   0,   0xd4, 0xc3, 0xb2, 0xa1};
     CHECK(b && n == 24 && memcmp(b, hdr, 24) == 0,
           "empty trace is exactly the 24-byte header (got %zu bytes)", n);
     free(b);
@@ -733,7 +847,7 @@ static void test_round_trip(void)
         size_t nn = 0;
         for (size_t i = 0; i < n; i++)
             if (recs[i].type != TRACE_BEGIN && recs[i].type != TRACE_WORK &&
-                recs[i].type != TRACE_END)
+                recs[i].type != TRACE_END && recs[i].type != TRACE_LEAF)
                 names[nn++] = recs[i];
         r = trace_reader_open_mem(b, len, "mem");
         trace_reader_skim(r, 1);
@@ -1075,11 +1189,11 @@ static void test_header_errors(void)
     trace_reader_close(r);
 
     memcpy(b, tiny_image, sizeof b);
-    b[8] = 4;
+    b[8] = 5;
     e = mem_error(&r, b, sizeof b, &cnt);
-    CHECK(e && strcmp(e, "img.tr: byte 8: trace version 4, this analyzer "
-                         "reads versions 1 to 3") == 0,
-          "version 4: %s", e ? e : "-");
+    CHECK(e && strcmp(e, "img.tr: byte 8: trace version 5, this analyzer "
+                         "reads versions 1 to 4") == 0,
+          "version 5: %s", e ? e : "-");
     trace_reader_close(r);
     b[8] = 0;
     e = mem_error(&r, b, sizeof b, &cnt);
@@ -1090,7 +1204,7 @@ static void test_header_errors(void)
     r = trace_reader_open(p);
     snprintf(want, sizeof want,
              "%s: byte 8: trace version 7, this analyzer reads versions 1 to "
-             "3", p);
+             "4", p);
     e = trace_reader_error(r);
     CHECK(e && strcmp(e, want) == 0, "version 7 from a file: %s", e ? e : "-");
     trace_reader_close(r);
@@ -1281,7 +1395,14 @@ static void test_payload_errors(void)
         {"0300008000", 35, "overlong varint"},
         {"03ffffffffffffffffffff01", 33, "varint longer than 10 bytes"},
         {"0380808080808080808002", 33, "varint overflows 64 bits"},
-        {"030000010d", 36, "unknown record type 13"},
+        {"030000010f", 36, "unknown record type 15"},
+        /* LEAF: parent idx kind loc group [owner] nchildren [...] */
+        {"0d00000306000000", 35, "node kind 3, must be 1 (S) or 2 (P)"},
+        {"0d0000010601070000", 37, "a group member must be a P-node"},
+        {"0d00000206000200", 38, "a leaf has 2 children, at most 1"},
+        {"0d000002060001640600", 42, "record runs past the end of its block"},
+        {"0d00000206000164060002", 42, "work flags 0x2 unknown"},
+        {"0e000006", 36, "record runs past the end of its block"},
         {"08000000", 34, "note 0 unknown"},
         {"08000600", 34, "note 6 unknown"},
         {"080001", 35, "record runs past the end of its block"},
@@ -1505,6 +1626,7 @@ int main(void)
     test_ref_crc();
     test_header_and_image();
     test_version1();
+    test_leaf_image();
     test_region_records();
     test_round_trip();
     test_block_filling();
