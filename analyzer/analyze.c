@@ -496,8 +496,9 @@ int analyze_trace(const char *dir, const char *outdir,
         }
     }
 
-    report_notes_print(stderr, ms.notes, named,
-                       report_meta_get(ms.meta, "metric_unit"));
+    if (!ao || !ao->silent_notes)
+        report_notes_print(stderr, ms.notes, named,
+                           report_meta_get(ms.meta, "metric_unit"));
     if (!quiet) {
         print_table(&prof, named, report_meta_get(ms.meta, "metric"));
         printf("wrote %s/profile.csv, run.json, profile.db%s%s\n", outdir,

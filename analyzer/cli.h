@@ -17,6 +17,7 @@ typedef struct analyze_opts {
     size_t nspecs;
     int opportunities;    /* write opportunities.csv */
     int partial;          /* a trace cut short: profile what was recorded */
+    int silent_notes;     /* the notes were said already (--mode both) */
 } analyze_opts;
 
 /* Replays the trace in dir and writes the profile, the what-if scenarios
