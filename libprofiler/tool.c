@@ -201,6 +201,10 @@ typedef struct tstate {
     online_thread *q;        /* on the fly: this thread's handle */
     int in_frag;
     uint64_t frag_start;
+    /* Inside a wrapped runtime call: when the call began, and so where the
+     * running fragment ends if a callback inside the call closes it (0:
+     * not inside one, or a fragment began inside it). */
+    uint64_t frag_cut;
     uint64_t frag_opens;     /* fragments opened: tool_runtime_leave */
     tctx *ctx;
     tctx *pending;           /* created task awaiting its dependences */
@@ -268,37 +272,9 @@ static __thread const void *fork_site __attribute__((tls_model("initial-exec")))
  * stands for the call that entered it. */
 static const void *user_code(const void *code)
 {
-    return code == (const void *)tool_fork_landing && fork_site ? fork_site
-                                                                : code;
-}
-
-/* The program's call site of the wrapped task creation this thread is
- * inside, until its creation event takes it (tool_task_call_enters). */
-static __thread const void *task_call_site
-    __attribute__((tls_model("initial-exec")));
-
-const void *tool_task_call_enters(const void *site)
-{
-    const void *prev = task_call_site;
-    task_call_site = site;
-    return prev;
-}
-
-void tool_task_call_returns(const void *prev)
-{
-    task_call_site = prev;
-}
-
-/* The code address of a task creation event: the program's call site
- * when the event comes from a wrapped runtime call (taken once: a task
- * the runtime runs at once inside the call creates its own). */
-static const void *task_code(const void *code)
-{
-    const void *site = task_call_site;
-    if (!site)
-        return code;
-    task_call_site = NULL;
-    return site;
+    if (code == (const void *)tool_fork_landing && fork_site)
+        return fork_site;
+    return tool_call_site(code);
 }
 
 static void read_cmdline(void);
@@ -489,6 +465,7 @@ __attribute__((constructor)) static void on_load(void)
 
 static inline void frag_open(tstate *ts)
 {
+    ts->frag_cut = 0;
     ts->frag_start = counter_read(&metric, &ts->ct);
     ts->in_frag = 1;
     ts->frag_opens++;
@@ -714,7 +691,7 @@ static uint64_t frag_take(tstate *ts)
 {
     if (!ts->in_frag)
         return 0;
-    uint64_t now = counter_read(&metric, &ts->ct);
+    uint64_t now = ts->frag_cut ? ts->frag_cut : counter_read(&metric, &ts->ct);
     ts->in_frag = 0;
     /* Leave out what the two reads themselves added. */
     return now > ts->frag_start + read_bias ? now - ts->frag_start - read_bias
@@ -2005,6 +1982,7 @@ static void on_work(ompt_work_t type, ompt_scope_endpoint_t endpoint,
                     uint64_t count, const void *code)
 {
     (void)parallel_data;
+    code = user_code(code);
     tstate *ts = enter();
     tctx *c = task_data ? task_data->ptr : NULL;
     if (!ts || !c)
@@ -2117,7 +2095,7 @@ static void on_task_create(ompt_data_t *enc_data, const ompt_frame_t *frame,
                            const void *code)
 {
     (void)frame;
-    code = task_code(code);
+    code = user_code(code);
     tstate *ts = enter();
     new_data->ptr = NULL;
     tctx *c = enc_data ? enc_data->ptr : NULL;
@@ -2314,18 +2292,25 @@ void tool_runtime_enter(tool_runtime_span *sp)
         return;
     sp->opens = ts->frag_opens;
     sp->start = counter_read(&metric, &ts->ct);
+    sp->prev_cut = ts->frag_cut;
+    ts->frag_cut = sp->start;
 }
 
 void tool_runtime_leave(const tool_runtime_span *sp)
 {
     tstate *ts = self;
-    if (!sp->active || !ts || !ts->in_frag)
+    if (!sp->active || !ts)
         return;
-    uint64_t now = counter_read(&metric, &ts->ct);
-    if (ts->frag_opens == sp->opens)
-        ts->frag_start += now > sp->start ? now - sp->start : 0;
-    else
-        ts->frag_start = now; /* the fragment opened inside the call */
+    if (ts->frag_opens == sp->opens) {
+        /* no fragment began inside: the one running skips the call */
+        ts->frag_cut = sp->prev_cut;
+        if (ts->in_frag) {
+            uint64_t now = counter_read(&metric, &ts->ct);
+            ts->frag_start += now > sp->start ? now - sp->start : 0;
+        }
+    } else if (ts->in_frag) {
+        ts->frag_start = counter_read(&metric, &ts->ct); /* began inside */
+    }
 }
 
 static void on_task_schedule(ompt_data_t *prior_data,

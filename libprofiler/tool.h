@@ -19,26 +19,31 @@ void tool_thread_returns(void);
 
 /* The OpenMP runtime's entry points interpose.c wraps, when the tool is
  * preloaded or linked in: the runtime's own time inside them is left out
- * of the fragment that called them.  enter and leave bracket the real
- * call: the time after the last callback inside the call, or the whole
- * call when none came, leaves the fragment. */
+ * of the fragments around them.  enter and leave bracket the real call: a
+ * fragment that a callback inside the call ends, ends where the call
+ * began; one that began inside the call (or the caller's, when no
+ * callback came) restarts where the call returns. */
 typedef struct tool_runtime_span {
     int active;
     uint64_t opens;
     uint64_t start;
-    const void *prev_site;   /* tool_fork_enters: the enclosing fork's */
+    union {
+        uint64_t prev_cut;     /* tool_runtime_enter: the enclosing call's */
+        const void *prev_site; /* tool_fork_enters: the enclosing fork's */
+    };
 } tool_runtime_span;
+/* The fork wrapper (interpose.c, assembly) keeps a span in 32 bytes of its
+ * frame. */
+_Static_assert(sizeof(tool_runtime_span) <= 32,
+               "tool_runtime_span outgrew the fork wrapper's slot");
 void tool_runtime_enter(tool_runtime_span *sp);
 void tool_runtime_leave(const tool_runtime_span *sp);
 
-/* The program calls the runtime to create a task (__kmpc_omp_task, with
- * or without dependences) from site, its return address.  The runtime
- * reports the wrapper's own return address as the task's code address, so
- * the first creation event inside the call takes site instead.  Returns
- * what tool_task_call_returns restores (calls nest when the runtime runs
- * the new task at once). */
-const void *tool_task_call_enters(const void *site);
-void tool_task_call_returns(const void *prev);
+/* code as the program's call site: an address inside a wrapper of
+ * interpose.c (the runtime reports its caller's return address) stands
+ * for the program's call of the innermost wrapper running on this thread;
+ * any other address is returned as it is. */
+const void *tool_call_site(const void *code);
 
 /* The runtime allocated task (a kmp_task_t): the creation event that
  * follows on this thread is its. */
