@@ -26,6 +26,10 @@
  *   pthreads        3 threads of the program's own each run a loop
  *   pthreads10      10 threads of the program's own each run a region
  *   inner_serial    a dynamic loop in a nested region that runs serialized
+ *   tiny_chunks     20000 loops of 64 dynamic chunks of one increment each,
+ *                   nowait: the runtime's hand-out of a chunk costs far
+ *                   more than its code; prints the process's CPU time
+ *                   ("whatif-cpu ns=N")
  *   startup         main runs one parallel region and nothing else
  *   wtime_only      the program only calls omp_get_wtime (no construct)
  */
@@ -35,6 +39,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 
 #include "selftime.h"
 
@@ -358,6 +363,24 @@ int main(int argc, char **argv)
     if (!strcmp(c, "wtime_only")) {
         double t = omp_get_wtime();
         printf("ok %s %d\n", c, t >= 0);
+        return 0;
+    }
+    if (!strcmp(c, "tiny_chunks")) {
+        static volatile int sink;
+#pragma omp parallel
+        for (int r = 0; r < 20000; r++) {
+#pragma omp for schedule(dynamic, 1) nowait
+            for (int i = 0; i < 64; i++)
+                sink++;
+        }
+        struct rusage u;
+        getrusage(RUSAGE_SELF, &u);
+        fprintf(stderr, "whatif-cpu ns=%lld\n",
+                (long long)(u.ru_utime.tv_sec + u.ru_stime.tv_sec) *
+                        1000000000ll +
+                    (long long)(u.ru_utime.tv_usec + u.ru_stime.tv_usec) *
+                        1000ll);
+        printf("ok %s\n", c);
         return 0;
     }
     if (!strcmp(c, "startup")) {
