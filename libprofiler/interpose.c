@@ -32,26 +32,38 @@
 extern const char __start_whatif_rtwrap[], __stop_whatif_rtwrap[];
 
 static __thread const void *wrap_site __attribute__((tls_model("initial-exec")));
+static __thread const void *wrap_ident
+    __attribute__((tls_model("initial-exec")));
+
+static int in_wrapper(const void *code)
+{
+    const char *c = code;
+    return c >= __start_whatif_rtwrap && c < __stop_whatif_rtwrap;
+}
 
 const void *tool_call_site(const void *code)
 {
-    const char *c = code;
-    if (c >= __start_whatif_rtwrap && c < __stop_whatif_rtwrap && wrap_site)
-        return wrap_site;
-    return code;
+    return in_wrapper(code) && wrap_site ? wrap_site : code;
+}
+
+const void *tool_call_ident(const void *code)
+{
+    return in_wrapper(code) ? wrap_ident : NULL;
 }
 
 /* Brackets a wrapped runtime call: the program's call site for the
  * runtime's callbacks inside it, and the runtime's time out of the
  * caller's fragment. */
-#define WRAP_ENTER()                                                        \
-    const void *prev_site = wrap_site;                                      \
+#define WRAP_ENTER(ident)                                                   \
+    const void *prev_site = wrap_site, *prev_ident = wrap_ident;            \
     wrap_site = __builtin_return_address(0);                                \
+    wrap_ident = (ident);                                                   \
     tool_runtime_span sp;                                                   \
     tool_runtime_enter(&sp)
 #define WRAP_LEAVE()                                                        \
     tool_runtime_leave(&sp);                                                \
-    wrap_site = prev_site
+    wrap_site = prev_site;                                                  \
+    wrap_ident = prev_ident
 
 /* The runtime's definition of name, looked up once. */
 #define REAL(type, name)                                                    \
@@ -77,7 +89,7 @@ EXPORT void *__kmpc_omp_task_alloc(void *loc, int32_t gtid, int32_t flags,
     REAL(task_alloc_fn, __kmpc_omp_task_alloc)
     if (!real)
         return NULL;
-    WRAP_ENTER();
+    WRAP_ENTER(loc);
     void *t = real(loc, gtid, flags, task_size, shareds_size, entry);
     WRAP_LEAVE();
     tool_task_allocated(t);
@@ -92,7 +104,7 @@ EXPORT int32_t __kmpc_omp_task(void *loc, int32_t gtid, void *task)
         return 0;
     if (tool_task_requeued(task))
         return real(loc, gtid, task);
-    WRAP_ENTER();
+    WRAP_ENTER(loc);
     int32_t r = real(loc, gtid, task);
     WRAP_LEAVE();
     return r;
@@ -106,7 +118,7 @@ EXPORT int32_t __kmpc_omp_task_with_deps(void *loc, int32_t gtid, void *task,
     REAL(task_deps_fn, __kmpc_omp_task_with_deps)
     if (!real)
         return 0;
-    WRAP_ENTER();
+    WRAP_ENTER(loc);
     int32_t r = real(loc, gtid, task, ndeps, deps, ndeps_noalias,
                      noalias_deps);
     WRAP_LEAVE();
@@ -129,7 +141,7 @@ EXPORT int32_t __kmpc_omp_task_with_deps(void *loc, int32_t gtid, void *task,
         REAL(dispatch_init##suffix##_fn, __kmpc_dispatch_init##suffix)      \
         if (!real)                                                          \
             return;                                                         \
-        WRAP_ENTER();                                                       \
+        WRAP_ENTER(loc);                                                       \
         real(loc, gtid, sched, lb, ub, st, chunk);                          \
         WRAP_LEAVE();                                                       \
     }
@@ -143,7 +155,7 @@ EXPORT int32_t __kmpc_omp_task_with_deps(void *loc, int32_t gtid, void *task,
         REAL(dispatch_next##suffix##_fn, __kmpc_dispatch_next##suffix)      \
         if (!real)                                                          \
             return 0;                                                       \
-        WRAP_ENTER();                                                       \
+        WRAP_ENTER(loc);                                                       \
         int r = real(loc, gtid, last, lb, ub, st);                          \
         WRAP_LEAVE();                                                       \
         return r;                                                           \
@@ -159,7 +171,7 @@ EXPORT int32_t __kmpc_omp_task_with_deps(void *loc, int32_t gtid, void *task,
         REAL(static_init##suffix##_fn, __kmpc_for_static_init##suffix)      \
         if (!real)                                                          \
             return;                                                         \
-        WRAP_ENTER();                                                       \
+        WRAP_ENTER(loc);                                                       \
         real(loc, gtid, sched, last, lb, ub, stride, incr, chunk);          \
         WRAP_LEAVE();                                                       \
     }
@@ -183,7 +195,7 @@ EXPORT void __kmpc_for_static_fini(void *loc, int32_t gtid)
     REAL(static_fini_fn, __kmpc_for_static_fini)
     if (!real)
         return;
-    WRAP_ENTER();
+    WRAP_ENTER(loc);
     real(loc, gtid);
     WRAP_LEAVE();
 }
@@ -213,14 +225,14 @@ EXPORT void __kmpc_doacross_wait(void *loc, int gtid, const int64_t *vec)
  * under load, is the runtime's, not the caller's). */
 #if defined(__x86_64__)
 void *tool_fork_enter(tool_runtime_span *sp, const void *call_site,
-                      const void *microtask);
+                      const void *microtask, const void *ident);
 void tool_fork_leave(const tool_runtime_span *sp);
 
 void *tool_fork_enter(tool_runtime_span *sp, const void *call_site,
-                      const void *microtask)
+                      const void *microtask, const void *ident)
 {
     REAL(void *, __kmpc_fork_call)
-    tool_fork_enters(sp, call_site, microtask);
+    tool_fork_enters(sp, call_site, microtask, ident);
     return real;
 }
 
@@ -231,7 +243,7 @@ void tool_fork_leave(const tool_runtime_span *sp)
 
 /* Frame below %rbp: %rbx and %r12 (callee-saved, kept across the call),
  * then 224 bytes: the 6 argument registers at -240, %rax at -192, %xmm0-7
- * at -184, the tool's span (32 bytes) at -48. */
+ * at -184, the tool's span (40 bytes) at -56. */
 __asm__(".text\n"
         ".globl __kmpc_fork_call\n"
         ".type __kmpc_fork_call, @function\n"
@@ -257,8 +269,9 @@ __asm__(".text\n"
         "    movdqu %xmm5, -104(%rbp)\n"
         "    movdqu %xmm6, -88(%rbp)\n"
         "    movdqu %xmm7, -72(%rbp)\n"
-        "    leaq -48(%rbp), %rdi\n"
+        "    leaq -56(%rbp), %rdi\n"
         "    movq 8(%rbp), %rsi\n"       /* the program's return address */
+        "    movq -240(%rbp), %rcx\n"    /* the construct's ident_t */
         "    call tool_fork_enter\n"     /* %rdx: the microtask, as passed */
         "    movq %rax, %r12\n"          /* the runtime's entry */
         "    movslq -232(%rbp), %rbx\n"  /* argc */
@@ -294,7 +307,7 @@ __asm__(".text\n"
         ".globl tool_fork_landing\n"
         ".hidden tool_fork_landing\n"
         "tool_fork_landing:\n"
-        "    leaq -48(%rbp), %rdi\n"
+        "    leaq -56(%rbp), %rdi\n"
         "    call tool_fork_leave\n"
         "    leaq -16(%rbp), %rsp\n"
         "    popq %r12\n"

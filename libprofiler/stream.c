@@ -33,6 +33,7 @@ static const char *const dir_names[DIR_COUNT] = {
 
 typedef struct loc_key {
     const void *code;
+    const void *ident;   /* the runtime call's ident_t, or NULL */
     int kind;
     int pad;
 } loc_key;
@@ -196,6 +197,51 @@ void stream_where(const void *code, char *buf, size_t len)
     pthread_mutex_unlock(&lock);
 }
 
+/* The file and line of a construct as the compiler wrote them into the
+ * ident_t it passes the runtime (psource ";file;function;line;column;;"):
+ * returns the line, *file and *flen the file, or 0 when unknown (no
+ * ident; a build without debug information writes ";unknown;...;0;0;;"). */
+static unsigned ident_line(const void *ident, const char **file,
+                           size_t *flen)
+{
+    if (!ident)
+        return 0;
+    const char *p, *f, *fn;
+    memcpy(&p, (const char *)ident + 16, sizeof(p)); /* ident_t.psource */
+    if (!p || *p != ';' || !(fn = strchr(p + 1, ';')) ||
+        !(f = strchr(fn + 1, ';')))
+        return 0;
+    unsigned line = 0;
+    for (f++; *f >= '0' && *f <= '9' && line < 100000000u; f++)
+        line = line * 10 + (unsigned)(*f - '0');
+    *file = p + 1;
+    *flen = (size_t)(fn - p - 1);
+    return *f == ';' ? line : 0;
+}
+
+/* describe(), with the line the compiler gave the construct when it
+ * differs from the call's: a compiler may merge the runtime calls of two
+ * constructs (two parallel regions in the two branches of an if) into
+ * one call instruction, whose debug line is one of theirs.  Only when the
+ * debug information names the same file (an inlined call may not). */
+static void describe_ident(const void *code, const void *ident, char *buf,
+                           size_t len)
+{
+    describe(code, buf, len);
+    const char *file;
+    size_t flen;
+    unsigned line = ident_line(ident, &file, &flen);
+    char *colon = strrchr(buf, ':');
+    if (!line || !colon || colon[1] < '0' || colon[1] > '9' ||
+        strspn(colon + 1, "0123456789") != strlen(colon + 1))
+        return;
+    size_t blen = (size_t)(colon - buf);
+    int same_file = blen >= flen && !memcmp(colon - flen, file, flen) &&
+                    (blen == flen || colon[-(long)flen - 1] == '/');
+    if (same_file)
+        snprintf(colon + 1, len - (size_t)(colon + 1 - buf), "%u", line);
+}
+
 /* The first time a module is seen: its build-id, so that an analysis of
  * the trace can tell a rebuilt binary from the one that ran.  Called under
  * the lock. */
@@ -252,30 +298,39 @@ static uint32_t intern_name(stream_thread *st, int kind, const char *where)
 /* The cache is two-way: a directive's nearby code addresses (a task's
  * creation and the taskwait after it, a few bytes apart) must not evict
  * each other, or every event would take the lock. */
-static inline unsigned loc_slot(const void *code, int kind)
+static inline unsigned loc_slot(const void *code, const void *ident,
+                                int kind)
 {
-    uint64_t h = ((uint64_t)(uintptr_t)code ^ ((uint64_t)kind << 56)) *
+    uint64_t h = ((uint64_t)(uintptr_t)code ^ ((uint64_t)kind << 56) ^
+                  ((uint64_t)(uintptr_t)ident << 7)) *
                  0x9e3779b97f4a7c15ull;
     return (unsigned)(h >> 58) & (STREAM_LOC_CACHE - 2); /* even */
 }
 
 uint32_t stream_loc(stream_thread *st, const void *code, int kind)
 {
-    unsigned slot = loc_slot(code, kind);
+    return stream_loc_ident(st, code, NULL, kind);
+}
+
+uint32_t stream_loc_ident(stream_thread *st, const void *code,
+                          const void *ident, int kind)
+{
+    unsigned slot = loc_slot(code, ident, kind);
     for (unsigned w = slot; w < slot + 2; w++)
-        if (st->cache[w].code == code && st->cache[w].kind == kind &&
-            st->cache[w].loc)
+        if (st->cache[w].code == code && st->cache[w].ident == ident &&
+            st->cache[w].kind == kind && st->cache[w].loc)
             return st->cache[w].loc;
     loc_key key;
     memset(&key, 0, sizeof(key));
     key.code = code;
+    key.ident = ident;
     key.kind = kind;
     loc_entry *e;
     pthread_mutex_lock(&lock);
     HASH_FIND(hh, locs, &key, sizeof(key), e);
     if (!e) {
         char where[4352];
-        describe(code, where, sizeof(where));
+        describe_ident(code, ident, where, sizeof(where));
         note_module(st, code);
         uint32_t id = intern_name(st, kind, where);
         if (id == OSPG_LOC_PROGRAM || !(e = calloc(1, sizeof(*e)))) {
@@ -290,6 +345,7 @@ uint32_t stream_loc(stream_thread *st, const void *code, int kind)
     pthread_mutex_unlock(&lock);
     st->cache[slot + 1] = st->cache[slot]; /* the older one goes */
     st->cache[slot].code = code;
+    st->cache[slot].ident = ident;
     st->cache[slot].kind = kind;
     st->cache[slot].loc = id;
     return id;

@@ -22,6 +22,7 @@ typedef struct stream_thread {
     trace_writer *w;
     struct {
         const void *code;
+        const void *ident;
         int kind;
         uint32_t loc;
     } cache[STREAM_LOC_CACHE];
@@ -50,6 +51,11 @@ enum {
 
 /* The location id of the directive at return address code. */
 uint32_t stream_loc(stream_thread *st, const void *code, int kind);
+/* The same, for a runtime call that passed ident (an ident_t, or NULL):
+ * the construct's line is the one the compiler wrote there, where it
+ * differs from the call's own. */
+uint32_t stream_loc_ident(stream_thread *st, const void *code,
+                          const void *ident, int kind);
 
 /* "file:line" (or "module+0xOFFSET") of the instruction before the return
  * address code, for a message.  Takes the location lock. */

@@ -267,6 +267,8 @@ static __thread int fork_registers __attribute__((tls_model("initial-exec")));
 /* The program's call site of the fork this thread is inside (the
  * wrapper's), NULL outside any. */
 static __thread const void *fork_site __attribute__((tls_model("initial-exec")));
+static __thread const void *fork_ident
+    __attribute__((tls_model("initial-exec")));
 
 /* code as the program's call site: the fork wrapper's landing address
  * stands for the call that entered it. */
@@ -275,6 +277,14 @@ static const void *user_code(const void *code)
     if (code == (const void *)tool_fork_landing && fork_site)
         return fork_site;
     return tool_call_site(code);
+}
+
+/* The ident_t of the wrapped runtime call code stands for, or NULL. */
+static const void *user_ident(const void *code)
+{
+    if (code == (const void *)tool_fork_landing && fork_site)
+        return fork_ident;
+    return tool_call_ident(code);
 }
 
 static void read_cmdline(void);
@@ -1449,6 +1459,7 @@ static void on_parallel_begin(ompt_data_t *enc_data, const ompt_frame_t *frame,
 {
     (void)frame;
     parallel_data->ptr = NULL;
+    const void *ident = user_ident(code);
     code = user_code(code);
     if (flags & ompt_parallel_league) {
         mark_unsupported("teams", code);
@@ -1464,7 +1475,7 @@ static void on_parallel_begin(ompt_data_t *enc_data, const ompt_frame_t *frame,
     if (!r)
         return;
     r->uid = atomic_fetch_add(&region_uid, 1) + 1;
-    r->loc = stream_loc(&ts->st, code, DIR_PARALLEL);
+    r->loc = stream_loc_ident(&ts->st, code, ident, DIR_PARALLEL);
     r->team = requested;
     r->parent = c;
     r->path = c->path;
@@ -1911,8 +1922,9 @@ static const void *user_call_site(const void *code)
     return code;
 }
 
-static void loop_begin(tstate *ts, tctx *c, const void *code, int dir,
-                       int one_chunk, uint64_t count)
+static void loop_begin(tstate *ts, tctx *c, const void *code,
+                       const void *ident, int dir, int one_chunk,
+                       uint64_t count)
 {
     end_scope(ts, c, OSPG_LOC_NONE);
     c->ws_seq++;
@@ -1935,7 +1947,7 @@ static void loop_begin(tstate *ts, tctx *c, const void *code, int dir,
             lazy_flush(ts, o);
         c->loop_owner = *o;
     }
-    c->loop_loc = stream_loc(&ts->st, code, dir);
+    c->loop_loc = stream_loc_ident(&ts->st, code, ident, dir);
     /* In a team of one libomp reports no chunks: the loop looks serial. */
     if (count > 1 && (!c->region || atomic_load_explicit(
                                         &c->region->team,
@@ -1982,6 +1994,7 @@ static void on_work(ompt_work_t type, ompt_scope_endpoint_t endpoint,
                     uint64_t count, const void *code)
 {
     (void)parallel_data;
+    const void *ident = user_ident(code);
     code = user_code(code);
     tstate *ts = enter();
     tctx *c = task_data ? task_data->ptr : NULL;
@@ -1999,7 +2012,7 @@ static void on_work(ompt_work_t type, ompt_scope_endpoint_t endpoint,
     case ompt_work_loop_static:
     case ompt_work_sections:
         if (begin)
-            loop_begin(ts, c, code,
+            loop_begin(ts, c, code, ident,
                        type == ompt_work_sections ? DIR_SECTIONS : DIR_LOOP,
                        1, count);
         else
@@ -2010,7 +2023,7 @@ static void on_work(ompt_work_t type, ompt_scope_endpoint_t endpoint,
     case ompt_work_loop_guided:
     case ompt_work_loop_other:
         if (begin)
-            loop_begin(ts, c, code, DIR_LOOP, 0, count);
+            loop_begin(ts, c, code, ident, DIR_LOOP, 0, count);
         else
             loop_end(ts, c);
         break;
@@ -2095,6 +2108,7 @@ static void on_task_create(ompt_data_t *enc_data, const ompt_frame_t *frame,
                            const void *code)
 {
     (void)frame;
+    const void *ident = user_ident(code);
     code = user_code(code);
     tstate *ts = enter();
     new_data->ptr = NULL;
@@ -2143,7 +2157,8 @@ static void on_task_create(ompt_data_t *enc_data, const ompt_frame_t *frame,
         t->spawn_owner = c->spawn_owner;
     }
     t->spawn_loc = spawn_loc;
-    t->base_loc = spawn_loc ? spawn_loc : stream_loc(&ts->st, code, DIR_TASK);
+    t->base_loc = spawn_loc ? spawn_loc
+                            : stream_loc_ident(&ts->st, code, ident, DIR_TASK);
     cnode *parent;
     t->region = c->region;
     /* libomp flags every task of a one-thread team undeferred; that says
@@ -2222,11 +2237,13 @@ static const void *fork_call_site(const void *call_site, const void *microtask)
 }
 
 void tool_fork_enters(tool_runtime_span *sp, const void *call_site,
-                      const void *microtask)
+                      const void *microtask, const void *ident)
 {
     tstate *ts = self;
     sp->prev_site = fork_site;
+    sp->prev_ident = fork_ident;
     fork_site = fork_call_site(call_site, microtask);
+    fork_ident = ident;
     /* any fragment open at the return was opened inside the call */
     sp->active = 1;
     sp->opens = ts ? ts->frag_opens : UINT64_MAX;
@@ -2252,6 +2269,7 @@ void tool_fork_returns(const tool_runtime_span *sp)
 {
     tstate *ts = self;
     fork_site = sp->prev_site;
+    fork_ident = sp->prev_ident;
     if (!sp->active || !active || !ts || !ts->in_frag ||
         ts->frag_opens == sp->opens)
         return;

@@ -31,10 +31,11 @@ typedef struct tool_runtime_span {
         uint64_t prev_cut;     /* tool_runtime_enter: the enclosing call's */
         const void *prev_site; /* tool_fork_enters: the enclosing fork's */
     };
+    const void *prev_ident;    /* tool_fork_enters: the enclosing fork's */
 } tool_runtime_span;
-/* The fork wrapper (interpose.c, assembly) keeps a span in 32 bytes of its
+/* The fork wrapper (interpose.c, assembly) keeps a span in 40 bytes of its
  * frame. */
-_Static_assert(sizeof(tool_runtime_span) <= 32,
+_Static_assert(sizeof(tool_runtime_span) <= 40,
                "tool_runtime_span outgrew the fork wrapper's slot");
 void tool_runtime_enter(tool_runtime_span *sp);
 void tool_runtime_leave(const tool_runtime_span *sp);
@@ -44,6 +45,9 @@ void tool_runtime_leave(const tool_runtime_span *sp);
  * for the program's call of the innermost wrapper running on this thread;
  * any other address is returned as it is. */
 const void *tool_call_site(const void *code);
+/* The ident_t (source location the compiler passed) of that call, or
+ * NULL. */
+const void *tool_call_ident(const void *code);
 
 /* The runtime allocated task (a kmp_task_t): the creation event that
  * follows on this thread is its. */
@@ -59,7 +63,7 @@ int tool_task_requeued(void *task);
  * starts again here.  call_site is the program's return address,
  * microtask the outlined body the fork runs. */
 void tool_fork_enters(tool_runtime_span *sp, const void *call_site,
-                      const void *microtask);
+                      const void *microtask, const void *ident);
 void tool_fork_returns(const tool_runtime_span *sp);
 /* The wrapper calls the runtime's fork, which therefore reports the
  * wrapper's own return address as the construct's code address: the

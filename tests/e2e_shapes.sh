@@ -90,6 +90,17 @@ for how in preloaded linked; do
     ko "FAIL: start-up ($how): the program's serial work is ${serial:-?} ns"; fi
 done
 
+# Two regions whose runtime calls the compiler merged into one are told
+# apart by the line the compiler passed the runtime (ident_t).
+lines=($(grep -n 'pragma omp parallel reduction(+ : s)' "$here/e2e/shapes.c" | cut -d: -f1))
+for b in a b; do
+  want=${lines[0]}; [ $b = b ] && want=${lines[1]}
+  out="$work/merged-$b"; rm -rf "$out"
+  OMP_NUM_THREADS=2 "$whatif" run -q -o "$out" -- "$work/shapes" merged_$b >/dev/null 2>"$out.err"
+  if grep -q "^[^,]*shapes.c:$want,parallel,1," "$out/profile.csv" 2>/dev/null; then ok; else
+    ko "FAIL: merged_$b: the region is not located at shapes.c:$want ($(grep parallel "$out/profile.csv" 2>/dev/null | cut -d, -f1))"; fi
+done
+
 # The runtime's own time is not work: handing out a dynamic chunk costs
 # the runtime 0.1-0.3 us, far more than these chunks' code, and once made
 # the loop's work 60-70% of the process's CPU time (more than the whole

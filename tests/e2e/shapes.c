@@ -30,6 +30,9 @@
  *                   nowait: the runtime's hand-out of a chunk costs far
  *                   more than its code; prints the process's CPU time
  *                   ("whatif-cpu ns=N")
+ *   merged_a, _b    one of two parallel regions in the two branches of an
+ *                   if: clang -O2 emits one __kmpc_fork_call for both,
+ *                   whose debug line is one region's
  *   startup         main runs one parallel region and nothing else
  *   wtime_only      the program only calls omp_get_wtime (no construct)
  */
@@ -381,6 +384,18 @@ int main(int argc, char **argv)
                     (long long)(u.ru_utime.tv_usec + u.ru_stime.tv_usec) *
                         1000ll);
         printf("ok %s\n", c);
+        return 0;
+    }
+    if (!strcmp(c, "merged_a") || !strcmp(c, "merged_b")) {
+        int s = 0;
+        if (c[7] == 'a') {
+#pragma omp parallel reduction(+ : s)
+            s += (int)st_burn(1.0);
+        } else {
+#pragma omp parallel reduction(+ : s)
+            s += (int)st_burn(2.0);
+        }
+        printf("ok %s %d\n", c, s != 0);
         return 0;
     }
     if (!strcmp(c, "startup")) {
