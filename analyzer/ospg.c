@@ -444,7 +444,7 @@ struct ospg_node {
 };
 
 /* An update of a node, queued when the node is locked by another thread. */
-enum { OP_ATTACH = 1, OP_WORK, OP_END, OP_FOLD };
+enum { OP_ATTACH = 1, OP_WORK, OP_END, OP_FOLD, OP_LEAF };
 
 struct node_op {
     node_op *next;
@@ -1441,6 +1441,24 @@ static int end_node(ospg *g, ospg_node *n, const node_op *op)
     return 0;
 }
 
+/* Links c, a finalized leaf, as a child of n and folds it at once when
+ * nothing holds it (n locked): one update of n instead of two. */
+static int attach_leaf(ospg *g, ospg_node *n, ospg_node *c)
+{
+    int rc = attach(g, n, c, NULL, 0);
+    if (rc)
+        return rc;
+    if (c->kind == OSPG_S) /* at the frontier: it blocks it until folded;
+                            * parked: drain applies it, finalized */
+        return n->blocking == c ? fold_into_parent(g, c) : 0;
+    /* A P-child that can fold was just queued on this thread's list. */
+    if (tc.nready && tc.ready[tc.nready - 1] == c) {
+        tc.nready--;
+        return fold_into_parent(g, c);
+    }
+    return 0;
+}
+
 /* Applies op to n, which the caller holds (or the builder is not
  * concurrent). */
 static int apply_op(ospg *g, ospg_node *n, const node_op *op)
@@ -1451,6 +1469,7 @@ static int apply_op(ospg *g, ospg_node *n, const node_op *op)
     case OP_ATTACH: return attach(g, n, op->child, op->deps, op->ndeps);
     case OP_WORK: return add_work(g, n, op);
     case OP_END: return end_node(g, n, op);
+    case OP_LEAF: return attach_leaf(g, n, op->child);
     default: /* OP_FOLD */
         if (op->finalizing)
             op->child->finalized = 1; /* under n's lock: can_fold reads it */
@@ -1786,22 +1805,25 @@ int ospg_leaf(ospg *g, ospg_node *parent, uint64_t idx, ospg_kind kind,
     ospg_node *n = node_create(g, parent, idx, kind, loc, group, 0);
     if (!n)
         return gerr(g);
-    /* Its W-child and its end, before anyone can see it: no lock. */
+    /* Its W-child, its end and its finalization, before anyone can see
+     * it: no lock; then one update of the parent links and folds it. */
     if (w) {
         n->seen = n->frontier = 1;
         n->nodes++;
-        if (apply_w(g, n, w->work, w->loc, w->region, w->flags)) {
-            node_release(g, n);
-            return gerr(g);
-        }
     }
     n->ended = 1;
     n->nchildren = w ? 1 : 0;
-    int rc = node_link(g, n, NULL, 0);
-    /* Done once linked: this thread finalizes and folds it, as ospg_end
-     * would (not finalized yet, so nobody else queues it). */
-    if (!rc)
-        rc = push_ready(g, n);
+    if ((w && apply_w(g, n, w->work, w->loc, w->region, w->flags)) ||
+        finalize(g, n)) {
+        node_release(g, n);
+        return gerr(g);
+    }
+    n->finalized = 1;
+    node_op op = {.kind = OP_LEAF, .child = n};
+    int queued = 0;
+    int rc = submit(g, parent, &op, &queued);
+    if (rc && !queued)
+        node_release(g, n);
     return rc ? rc : run(g);
 }
 

@@ -604,11 +604,11 @@ int cmd_run(int argc, char **argv)
              * still gives the profile of what was recorded, marked
              * incomplete. */
             /* both: the on-the-fly profile has said the notes */
-            analyze_opts ao = {.quiet = 1, .factors = factors,
-                               .opportunities = want_opportunities,
-                               .partial = 1,
-                               .silent_notes = !strcmp(mode, "both") &&
-                                               exists(dir, "online/profile.csv")};
+            analyze_opts ao = {
+                .quiet = 1, .factors = factors,
+                .opportunities = want_opportunities, .partial = 1,
+                .silent_notes = !strcmp(mode, "both") &&
+                                exists(dir, "online/profile.csv")};
             have = analyze_trace(trace_dir, dir, &ao) == 0;
         } else {
             have = exists(trace_dir, "thread-0000.wit");

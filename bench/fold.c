@@ -10,7 +10,9 @@
  *    meet only at the root, as tasks of a task program mostly do;
  *  - siblings: all threads add children (a P-node with one W-node each)
  *    to one shared parent, as the chunks of one loop do: every fold into
- *    the parent takes its lock, the worst case for contention.
+ *    the parent takes its lock, the worst case for contention;
+ *  - leaves: the same children, each added by one ospg_leaf call, as the
+ *    profiler adds a task that creates nothing.
  * For each thread count it prints the graph nodes folded per second (all
  * threads together) and the speed-up over one thread.  On a machine with
  * fewer cores than threads the numbers say nothing about scaling.
@@ -84,6 +86,17 @@ static void *run_tree(void *arg)
     return NULL;
 }
 
+static void *run_leaves(void *arg)
+{
+    job *j = arg;
+    ospg_leaf_work w = {100, LOC_WORK, 0, 0};
+    for (uint64_t i = j->thread; i < j->nodes && !j->err; i += j->nthreads) {
+        j->err = ospg_leaf(j->g, j->parent, i, OSPG_P, LOC_TASK, NULL, &w);
+        j->done += 2;
+    }
+    return NULL;
+}
+
 static void *run_siblings(void *arg)
 {
     job *j = arg;
@@ -100,9 +113,14 @@ static void *run_siblings(void *arg)
     return NULL;
 }
 
+enum { TREES, SIBLINGS, LEAVES, NSHAPES };
+static const char *const shape_names[NSHAPES] = {"trees", "siblings",
+                                                 "leaves"};
+
 /* Nodes per second with nthreads threads on one shape. */
-static double measure(int siblings, unsigned nthreads, uint64_t per_thread)
+static double measure(int shape, unsigned nthreads, uint64_t per_thread)
 {
+    int siblings = shape != TREES;
     ospg *g = ospg_new(1, NULL);
     if (!g)
         return 0;
@@ -117,7 +135,10 @@ static double measure(int siblings, unsigned nthreads, uint64_t per_thread)
     for (unsigned t = 0; t < nthreads; t++) {
         jobs[t] = (job){g, top, t, t, nthreads, siblings ? children
                                                          : per_thread, 0, 0};
-        pthread_create(&th[t], NULL, siblings ? run_siblings : run_tree,
+        pthread_create(&th[t], NULL,
+                       shape == TREES      ? run_tree
+                       : shape == SIBLINGS ? run_siblings
+                                           : run_leaves,
                        &jobs[t]);
     }
     uint64_t nodes = 0;
@@ -153,19 +174,19 @@ int main(int argc, char **argv)
     for (unsigned t = 1; t < maxt && ncounts < 15; t *= 2)
         counts[ncounts++] = t;
     counts[ncounts++] = maxt;
-    for (int siblings = 0; siblings < 2; siblings++) {
+    for (int shape = 0; shape < NSHAPES; shape++) {
         double one = 0;
         for (unsigned k = 0; k < ncounts; k++) {
             unsigned t = counts[k];
             double best = 0;
             for (int rep = 0; rep < 3; rep++) {
-                double r = measure(siblings, t, per);
+                double r = measure(shape, t, per);
                 best = r > best ? r : best;
             }
             if (t == 1)
                 one = best;
-            printf("| %s | %u | %.1f | %.2fx |\n",
-                   siblings ? "siblings" : "trees", t, best / 1e6,
+            printf("| %s | %u | %.1f | %.2fx |\n", shape_names[shape], t,
+                   best / 1e6,
                    one > 0 ? best / one : 0);
         }
     }

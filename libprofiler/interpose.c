@@ -31,9 +31,9 @@
 
 extern const char __start_whatif_rtwrap[], __stop_whatif_rtwrap[];
 
-static __thread const void *wrap_site __attribute__((tls_model("initial-exec")));
-static __thread const void *wrap_ident
-    __attribute__((tls_model("initial-exec")));
+#define INITIAL_EXEC __attribute__((tls_model("initial-exec")))
+static __thread const void *wrap_site INITIAL_EXEC;
+static __thread const void *wrap_ident INITIAL_EXEC;
 
 static int in_wrapper(const void *code)
 {

@@ -701,7 +701,8 @@ static uint64_t frag_take(tstate *ts)
 {
     if (!ts->in_frag)
         return 0;
-    uint64_t now = ts->frag_cut ? ts->frag_cut : counter_read(&metric, &ts->ct);
+    uint64_t now =
+        ts->frag_cut ? ts->frag_cut : counter_read(&metric, &ts->ct);
     ts->in_frag = 0;
     /* Leave out what the two reads themselves added. */
     return now > ts->frag_start + read_bias ? now - ts->frag_start - read_bias
