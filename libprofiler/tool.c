@@ -654,22 +654,28 @@ static void lazy_flush(tstate *ts, cnode *n)
     }
 }
 
+/* A node begun and ended at once, at most a W-node inside: one record. */
+static void record_leaf(tstate *ts, const cnode *parent, uint64_t idx,
+                        ospg_kind kind, uint32_t loc, uint64_t group,
+                        const cnode *owner, const ospg_leaf_work *w)
+{
+    if (mode_offline && ts->ok)
+        trace_write_leaf(ts->st.w, parent->id, idx, kind, loc, group,
+                         owner ? owner->id : 0, w);
+    if (mode_online)
+        online_leaf(ts->q, online_node(parent), idx, kind, loc, group,
+                    owner ? online_node(owner) : NULL, w);
+}
+
 /* A lazy task ends: its node in one record. */
 static void emit_leaf(tstate *ts, cnode *n)
 {
     tctx *t = n->lazy;
     n->lazy = NULL;
     ospg_leaf_work w = {t->lazy_work, t->base_loc, t->lazy_region, 0};
-    const ospg_leaf_work *wp = t->lazy_nw ? &w : NULL;
-    const cnode *owner = t->spawn_group ? &t->spawn_owner : NULL;
-    if (mode_offline && ts->ok)
-        trace_write_leaf(ts->st.w, t->pend_parent.id, t->pend_idx,
-                         t->pend_kind, t->base_loc, t->spawn_group,
-                         owner ? owner->id : 0, wp);
-    if (mode_online)
-        online_leaf(ts->q, online_node(&t->pend_parent), t->pend_idx,
-                    t->pend_kind, t->base_loc, t->spawn_group,
-                    owner ? online_node(owner) : NULL, wp);
+    record_leaf(ts, &t->pend_parent, t->pend_idx, t->pend_kind, t->base_loc,
+                t->spawn_group, t->spawn_group ? &t->spawn_owner : NULL,
+                t->lazy_nw ? &w : NULL);
 }
 
 /* A W-node of the program's serial code at a given index of node id. */
@@ -945,6 +951,29 @@ static void emit_static_chunks(tstate *ts, tctx *c, uint64_t work)
 
 /* A chunk starts.  Its node begins at the first event inside it, when it
  * is known whether the chunk is cut into pieces of an ordered chain. */
+static ordloop *ordloop_get(tstate *ts, tctx *c, int create);
+
+/* A dynamic chunk ends with no event inside it (the common case): like a
+ * task that creates nothing, it is one leaf, a member of its loop's group
+ * (Leaves), unless its loop has an ordered chain, whose chunks are pieces.
+ * Returns 1 when it took the chunk's fragment. */
+static int chunk_leaf(tstate *ts, tctx *c)
+{
+    if (!c->chunk_lazy || !ts->in_frag || ordloop_get(ts, c, 0))
+        return 0;
+    uint64_t work = frag_take(ts);
+    c->chunk_lazy = 0;
+    if (c->kind == CTX_IMPLICIT)
+        c->share_work += work;
+    cnode *p = ins(c);
+    uint64_t idx = child_idx(p);
+    ospg_leaf_work w = {work, c->loop_loc, c->path, 0};
+    record_leaf(ts, p, idx, OSPG_P, c->loop_loc, c->loop_group,
+                &c->loop_owner, work ? &w : NULL);
+    pop_loc(c);
+    return 1;
+}
+
 static void begin_chunk(tstate *ts, tctx *c)
 {
     end_chunk(ts, c);
@@ -2004,8 +2033,9 @@ static void on_work(ompt_work_t type, ompt_scope_endpoint_t endpoint,
     int begin = endpoint == ompt_scope_begin;
     /* A taskloop's own taskgroup began just before it (nogroup: none). */
     int tg_fresh = in_taskgroup(c) && top(c)->fresh;
-    /* A held-back static part takes its last fragment itself. */
-    if (begin || !c->lazy_block)
+    /* A held-back static part takes its last fragment itself; a dynamic
+     * loop's last chunk may be a leaf. */
+    if (begin || (!c->lazy_block && !(c->in_loop && chunk_leaf(ts, c))))
         frag_close(ts);
     if (begin && type == ompt_work_loop_static)
         c->trip = count;
@@ -2080,7 +2110,8 @@ static void on_dispatch(ompt_data_t *parallel_data, ompt_data_t *task_data,
         }
         return;
     }
-    frag_close(ts);
+    if (!chunk_leaf(ts, c))
+        frag_close(ts);
     begin_chunk(ts, c);
     frag_open(ts);
 }
@@ -2249,7 +2280,10 @@ void tool_fork_enters(tool_runtime_span *sp, const void *call_site,
     sp->active = 1;
     sp->opens = ts ? ts->frag_opens : UINT64_MAX;
     sp->start = 0;
-    if (active && !ts)
+    /* A thread without state registers with the runtime inside this
+     * fork, even while the runtime is still starting up (threads of the
+     * program's own racing to their first construct): that is not work. */
+    if (!ts)
         fork_registers = 1;
     if (!active || !ts) {
         /* the runtime starts inside this fork: the program's work so far
