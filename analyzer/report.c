@@ -807,7 +807,12 @@ int report_fprint_run_json(FILE *f, const char *name, const report_meta *meta,
     out o = { f, 0 };
     const char *sep = "\n";
     outc(&o, '{');
+    const char *incomplete = NULL; /* "no: why", when the run was cut */
     for (size_t i = 0; i < report_meta_count(meta); i++) {
+        if (!strcmp(meta->kv[i].key, "complete")) {
+            incomplete = meta->kv[i].value;
+            continue;
+        }
         outs(&o, sep);
         outs(&o, "  ");
         json_string(&o, meta->kv[i].key);
@@ -817,6 +822,18 @@ int report_fprint_run_json(FILE *f, const char *name, const report_meta *meta,
         else
             json_string(&o, meta->kv[i].value);
         sep = ",\n";
+    }
+    if (p || incomplete) { /* a profile: of the whole run, or not */
+        outs(&o, sep);
+        outs(&o, incomplete ? "  \"complete\": false"
+                            : "  \"complete\": true");
+        sep = ",\n";
+    }
+    if (incomplete) {
+        if (!strncmp(incomplete, "no: ", 4))
+            incomplete += 4;
+        outs(&o, ",\n  \"incomplete_why\": ");
+        json_string(&o, incomplete);
     }
     if (p) {
         char par[REPORT_NUMBUF];

@@ -360,9 +360,10 @@ static int print_summary(const char *dir, const char *mode_dir)
     if (row > SUMMARY_ROWS + 2)
         fprintf(stderr, "... %d more rows\n", row - SUMMARY_ROWS - 2);
     char complete[512];
-    json_value(json, "complete", complete, sizeof(complete));
+    json_value(json, "incomplete_why", complete, sizeof(complete));
     if (complete[0])
-        fprintf(stderr, "whatif: the profile is incomplete: %s\n", complete);
+        fprintf(stderr, "whatif: the profile covers only part of the run: "
+                        "%s\n", complete);
     fprintf(stderr, "whatif: profile in %s/ (profile.csv, run.json, "
                     "profile.db)\n", dir);
     return 0;

@@ -390,8 +390,12 @@ static void on_fork_child(void)
  * threads completed: the streams are written out (write(2) only, which a
  * signal handler may call), then the signal takes its default course.
  * Installed only where the program left the signal's default. */
-static const int fatal_signals[] = {SIGSEGV, SIGBUS, SIGILL, SIGFPE,
-                                    SIGABRT, SIGTERM, SIGHUP};
+/* Every signal whose default action ends the process: a Ctrl-C, a broken
+ * pipe or a timer's alarm ends a run as surely as a crash. */
+static const int fatal_signals[] = {
+    SIGSEGV, SIGBUS, SIGILL,  SIGFPE,  SIGABRT,   SIGTERM,  SIGHUP,
+    SIGINT,  SIGQUIT, SIGPIPE, SIGALRM, SIGUSR1,   SIGUSR2,  SIGXCPU,
+    SIGXFSZ, SIGVTALRM, SIGPROF, SIGSYS, SIGPWR,   SIGSTKFLT};
 
 static void on_fatal_signal(int sig)
 {
@@ -1413,6 +1417,11 @@ static void write_meta(void);
 
 static void on_thread_begin(ompt_thread_t type, ompt_data_t *thread_data)
 {
+    thread_data->ptr = NULL;
+    /* A forked child is never profiled: its threads must not open streams
+     * (they would truncate the parent's files of the same numbers). */
+    if (forked_child)
+        return;
     tstate *ts = calloc(1, sizeof(*ts));
     if (!ts)
         return;
@@ -1435,7 +1444,7 @@ static void on_thread_begin(ompt_thread_t type, ompt_data_t *thread_data)
 static void on_thread_end(ompt_data_t *thread_data)
 {
     tstate *ts = thread_data->ptr;
-    if (ts && ts->ok)
+    if (ts && ts->ok && !forked_child)
         trace_writer_flush(ts->st.w);
     if (ts) {
         crash_stack_drop(ts->crash_stack);

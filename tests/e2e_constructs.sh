@@ -130,7 +130,7 @@ if [ -n "$rss" ] && [ "$rss" -lt 20000 ]; then pass=$((pass + 1)); else echo "FA
 out="$work/exit"
 OMP_NUM_THREADS=2 "$whatif" run -q --metric cputime -o "$out" -- "$work/constructs" exit $C >/dev/null 2>"$out.err"
 rc=$?
-if [ $rc -eq 3 ] && [ -s "$out/profile.csv" ] && grep -q '"complete": "no' "$out/run.json" \
+if [ $rc -eq 3 ] && [ -s "$out/profile.csv" ] && grep -q '"complete": false' "$out/run.json" \
    && grep -q "exited inside an OpenMP construct" "$out.err"; then
   pass=$((pass + 1))
 else

@@ -23,13 +23,14 @@ parent_only() { awk -v w="$(work_of "$1")" 'BEGIN { exit !(w > 35e6 && w < 48e6)
 export OMP_NUM_THREADS=2
 
 # 1. children: only the process whatif started is profiled
-for what in system fork forkexit; do
+for what in system fork forkexit forkrace; do
   for mode in online offline; do
     out=o-$what-$mode
     "$whatif" run -q --mode $mode -o $out -- ./process $what >$out.out 2>$out.err
     rc=$?
     if [ $rc -eq 0 ] && parent_only $out && ! ls -d $out/child-* >/dev/null 2>&1 &&
-       ! grep -qi "error\|corrupt\|reused\|redefined" $out.err; then ok; else
+       ! grep -qi "error\|corrupt\|reused\|redefined\|incomplete" $out.err &&
+       grep -q '"complete": true' $out/run.json; then ok; else
       ko "$what $mode: rc $rc, work $(work_of $out): $(head -2 $out.err)"; fi
   done
 done
@@ -72,14 +73,14 @@ rc=$?
 w=$(work_of term)
 if [ $rc -eq 143 ] && grep -q "killed by signal 15" term.err && [ -n "$w" ] &&
    awk -v w="$w" 'BEGIN { exit !(w > 15e6 && w < 28e6) }' &&
-   grep -q '"complete": "no' term/run.json; then ok; else
+   grep -q '"complete": false' term/run.json; then ok; else
   ko "SIGTERM: rc $rc, work ${w:-none}: $(head -3 term.err)"; fi
 for what in crash abort overflow; do
   "$whatif" run -q --mode offline -o $what -- ./process $what >/dev/null 2>$what.err
   rc=$?
   w=$(work_of $what)
   if [ $rc -gt 128 ] && [ -n "$w" ] && awk -v w="$w" 'BEGIN { exit !(w > 15e6 && w < 28e6) }' &&
-     grep -q '"complete": "no' $what/run.json; then ok; else
+     grep -q '"complete": false' $what/run.json; then ok; else
     ko "$what offline: rc $rc, work ${w:-none}: $(head -3 $what.err)"; fi
   "$whatif" run -q --mode online -o $what-online -- ./process $what >/dev/null 2>$what-online.err
   rc=$?

@@ -663,7 +663,7 @@ static int jparse(const char *text, jpair *pairs, int max)
                 pairs[n].is_str = 1;
             } else {
                 const char *b = r.s;
-                while (*r.s && strchr("0123456789.-+eEnul", *r.s))
+                while (*r.s && strchr("0123456789.-+eEnultrfas", *r.s))
                     r.s++;
                 size_t len = (size_t)(r.s - b);
                 pairs[n].val = xcalloc(len + 1, 1);
@@ -726,6 +726,7 @@ static void test_json(void)
     CHECK_STR(got, "{\n"
                    "  \"metric\": \"cycles\",\n"
                    "  \"threads\": 4,\n"
+                   "  \"complete\": true,\n"
                    "  \"program_work\": 1000,\n"
                    "  \"program_span\": 500,\n"
                    "  \"program_parallelism\": 2.000,\n"
@@ -746,6 +747,16 @@ static void test_json(void)
     free(got);
     report_meta_free(m);
 
+    /* a run cut short: complete is false, and why is said apart */
+    m = report_meta_new();
+    CHECK(report_meta_set(m, "complete", "no: killed") == 0);
+    CHECK(report_write_run_json(path, m, NULL, NULL, NULL, err, sizeof err) == 0);
+    got = slurp(path);
+    CHECK_STR(got, "{\n  \"complete\": false,\n"
+                   "  \"incomplete_why\": \"killed\"\n}\n");
+    free(got);
+    report_meta_free(m);
+
     /* nothing at all */
     CHECK(report_write_run_json(path, NULL, NULL, NULL, NULL, err, sizeof err) == 0);
     got = slurp(path);
@@ -759,6 +770,7 @@ static void test_json(void)
     CHECK(report_write_run_json(path, NULL, &p, NULL, NULL, err, sizeof err) == 0);
     got = slurp(path);
     CHECK_STR(got, "{\n"
+                   "  \"complete\": true,\n"
                    "  \"program_work\": 5,\n"
                    "  \"program_span\": 0,\n"
                    "  \"program_parallelism\": null,\n"
@@ -806,8 +818,8 @@ static void test_json(void)
     got = slurp(path);
     jpair pairs[64];
     int n = jparse(got ? got : "", pairs, 64);
-    CHECK(n == (int)nn + 5);
-    if (n == (int)nn + 5) {
+    CHECK(n == (int)nn + 6);
+    if (n == (int)nn + 6) {
         for (size_t i = 0; i < nn; i++) {
             const char *kw = !strcmp(nasty[i].key, "lone_cont\x80")
                                  ? "lone_cont\xef\xbf\xbd"
@@ -819,11 +831,12 @@ static void test_json(void)
             CHECK(pairs[i].is_str);
         }
         static const char *const tail[][2] = {
+            { "complete", "true" },
             { "program_work", "100" },      { "program_span", "50" },
             { "program_parallelism", "2.000" }, { "locations", "4" },
             { "nodes", "9" },
         };
-        for (size_t i = 0; i < 5; i++) {
+        for (size_t i = 0; i < 6; i++) {
             CHECK_STR(pairs[nn + i].key, tail[i][0]);
             CHECK_STR(pairs[nn + i].val, tail[i][1]);
             CHECK(!pairs[nn + i].is_str);

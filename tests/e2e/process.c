@@ -2,8 +2,8 @@
  * code: start children, fork, crash, exit abruptly, change directory,
  * wait for a signal.  tests/e2e_run.sh profiles each.
  *
- *   process WHAT    (none, child, system, fork, forkexit, crash, abort,
- *                    overflow, quickexit, chdir, sleep)
+ *   process WHAT    (none, child, system, fork, forkexit, forkrace, crash,
+ *                    abort, overflow, quickexit, chdir, sleep)
  *
  * Every case but "child" runs a parallel region of 10 ms of CPU per
  * thread, does WHAT, then runs another; "child" is the program system()
@@ -55,6 +55,22 @@ int main(int argc, char **argv)
             _exit(0);
         }
         waitpid(p, NULL, 0);
+    } else if (!strcmp(what, "forkrace")) {
+        /* both processes start new threads after the fork: the child's
+         * must not write the streams the parent's new threads write */
+        pid_t p = fork();
+        if (p == 0) {
+            usleep(150000);
+#pragma omp parallel num_threads(4)
+            st_burn(1);
+            _exit(0);
+        }
+        /* until the child is gone: long enough for the parent's new
+         * threads to have written blocks the child could truncate */
+        while (waitpid(p, NULL, WNOHANG) == 0) {
+#pragma omp parallel num_threads(4)
+            st_sink++;
+        }
     } else if (!strcmp(what, "forkexit")) {
         pid_t p = fork();
         if (p == 0)
