@@ -28,7 +28,10 @@ for what in system fork forkexit forkrace; do
     out=o-$what-$mode
     "$whatif" run -q --mode $mode -o $out -- ./process $what >$out.out 2>$out.err
     rc=$?
-    if [ $rc -eq 0 ] && parent_only $out && ! ls -d $out/child-* >/dev/null 2>&1 &&
+    # forkrace's parent runs tiny regions until its child is gone: more
+    # work of its own, so only the trace's integrity is judged there
+    if [ $rc -eq 0 ] && { [ $what = forkrace ] || parent_only $out; } &&
+       ! ls -d $out/child-* >/dev/null 2>&1 &&
        ! grep -qi "error\|corrupt\|reused\|redefined\|incomplete" $out.err &&
        grep -q '"complete": true' $out/run.json; then ok; else
       ko "$what $mode: rc $rc, work $(work_of $out): $(head -2 $out.err)"; fi
