@@ -7,11 +7,13 @@
  */
 #include <errno.h>
 #include <getopt.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "cli.h"
 #include "loctab.h"
@@ -21,6 +23,7 @@
 #include "report.h"
 #include "scenario.h"
 #include "srcloc.h"
+#include "summary.h"
 
 #define SHOW_ROWS 12
 
@@ -41,64 +44,7 @@ static void on_meta(void *arg, const char *key, const char *value)
         ms->failed = 1;
 }
 
-static int cmp_row(const void *a, const void *b)
-{
-    const ospg_loc_stat *x = *(ospg_loc_stat *const *)a;
-    const ospg_loc_stat *y = *(ospg_loc_stat *const *)b;
-    if (x->critical[0] != y->critical[0])
-        return x->critical[0] < y->critical[0] ? 1 : -1;
-    if (x->work != y->work)
-        return x->work < y->work ? 1 : -1;
-    return (x->loc > y->loc) - (x->loc < y->loc);
-}
 
-/* Prints the program row and the locations leading the critical path. */
-static void print_table(const ospg_profile *p, const loctab *lt,
-                        const char *metric)
-{
-    const ospg_loc_stat **rows = calloc(p->nlocs ? p->nlocs : 1,
-                                        sizeof(*rows));
-    size_t n = 0;
-    if (!rows)
-        return;
-    for (size_t i = 0; i < p->nlocs; i++)
-        if (p->locs[i].loc != OSPG_LOC_PROGRAM)
-            rows[n++] = &p->locs[i];
-    qsort(rows, n, sizeof(*rows), cmp_row);
-
-    char par[REPORT_NUMBUF], pct[REPORT_NUMBUF];
-    const ospg_loc_stat *prog = NULL;
-    for (size_t i = 0; i < p->nlocs; i++)
-        if (p->locs[i].loc == OSPG_LOC_PROGRAM)
-            prog = &p->locs[i];
-    report_format_parallelism(par, p->work, p->span[0]);
-    printf("program: work %llu, span %llu, parallelism %s (metric: %s)\n",
-           (unsigned long long)p->work, (unsigned long long)p->span[0], par,
-           metric ? metric : "unknown");
-    printf("%-28s %-10s %10s %12s %12s %8s\n", "location", "directive",
-           "instances", "work", "span", "parall.");
-    printf("%-28s %-10s %10s %12s %12s %8s %s\n", "", "", "", "", "", "",
-           "critical%");
-    for (size_t i = 0; i <= n && i <= SHOW_ROWS; i++) {
-        const ospg_loc_stat *r = i == 0 ? prog : rows[i - 1];
-        if (!r)
-            continue;
-        const loctab_entry *le = loctab_get(lt, r->loc);
-        char where[64];
-        snprintf(where, sizeof(where), "%s",
-                 le ? le->where : "(unknown)");
-        report_format_parallelism(par, r->work, r->span[0]);
-        report_format_percent(pct, r->critical[0], p->span[0]);
-        printf("%-28s %-10s %10llu %12llu %12llu %8s %8s\n", where,
-               le ? le->directive : "unknown",
-               (unsigned long long)r->instances,
-               (unsigned long long)r->work, (unsigned long long)r->span[0],
-               par, pct);
-    }
-    if (n > SHOW_ROWS)
-        printf("... %zu more locations in profile.csv\n", n - SHOW_ROWS);
-    free(rows);
-}
 
 #define MAX_SPECS 64
 #define MAX_CANDIDATES 12 /* opportunities: locations tried, by critical work */
@@ -121,6 +67,7 @@ int cmd_analyze(int argc, char **argv)
         {NULL, 0, NULL, 0},
     };
     analyze_opts ao = {0};
+    int quiet = 0;
     const char *outdir = NULL;
     const char *specs[MAX_SPECS];
     int c;
@@ -129,7 +76,7 @@ int cmd_analyze(int argc, char **argv)
     while ((c = getopt_long(argc, argv, "o:qh", opts, NULL)) != -1) {
         switch (c) {
         case 'o': outdir = optarg; break;
-        case 'q': ao.quiet = 1; break;
+        case 'q': quiet = 1; break;
         case 'f': ao.factors = optarg; break;
         case 'O': ao.opportunities = 1; break;
         case 'n': ao.opportunities = 0; break; /* the old default's opt-out */
@@ -151,7 +98,25 @@ int cmd_analyze(int argc, char **argv)
                 usage_text);
         return 2;
     }
-    return analyze_trace(argv[optind], outdir ? outdir : argv[optind], &ao);
+    /* a run's directory (its trace/ is read, its results replaced), or
+     * a trace directory (results next to it, unless -o) */
+    char trace[PATH_MAX];
+    struct stat sb;
+    int run_dir = snprintf(trace, sizeof(trace), "%s/trace", argv[optind]) <
+                      (int)sizeof(trace) &&
+                  stat(trace, &sb) == 0 && S_ISDIR(sb.st_mode);
+    if (!run_dir)
+        snprintf(trace, sizeof(trace), "%s", argv[optind]);
+    if (!outdir)
+        outdir = argv[optind];
+    int lock = outdir_lock(outdir, "whatif analyze");
+    if (lock < 0)
+        return 1;
+    int rc = analyze_trace(trace, outdir, &ao);
+    if (rc == 0 && !quiet)
+        summary_print(outdir);
+    close(lock);
+    return rc;
 }
 
 static void on_region(void *arg, uint32_t id, uint32_t parent, uint32_t loc,
@@ -354,7 +319,6 @@ int analyze_trace(const char *dir, const char *outdir,
     double *factors = NULL;
     size_t nf = 0;
     meta_sink ms = {report_meta_new(), 0, &ss, report_notes_new()};
-    int quiet = ao ? ao->quiet : 0;
     if (!lt || !ms.meta || !ms.notes || scen_init(&ss)) {
         fprintf(stderr, "whatif analyze: out of memory\n");
         goto out;
@@ -499,12 +463,6 @@ int analyze_trace(const char *dir, const char *outdir,
     if (!ao || !ao->silent_notes)
         report_notes_print(stderr, ms.notes, named,
                            report_meta_get(ms.meta, "metric_unit"));
-    if (!quiet) {
-        print_table(&prof, named, report_meta_get(ms.meta, "metric"));
-        printf("wrote %s/profile.csv, run.json, profile.db%s%s\n", outdir,
-               ss.n > 1 ? ", whatif.csv" : "",
-               (!ao || ao->opportunities) ? ", opportunities.csv" : "");
-    }
     status = 0;
     goto out;
 nomem:

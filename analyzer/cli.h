@@ -11,7 +11,6 @@ int cmd_run(int argc, char **argv);
 int cmd_dump(int argc, char **argv);
 
 typedef struct analyze_opts {
-    int quiet;            /* do not print the profile */
     const char *factors;  /* "2,4,inf"; NULL: the run's or the default */
     const char **specs;   /* --speedup locations */
     size_t nspecs;
@@ -20,9 +19,15 @@ typedef struct analyze_opts {
     int silent_notes;     /* the notes were said already (--mode both) */
 } analyze_opts;
 
+/* Creates dir if needed and locks it against a second writer (a whatif
+ * run or analyze writing there now).  Returns the lock's descriptor, to
+ * close when done, or -1 after one line on stderr starting with who. */
+int outdir_lock(const char *dir, const char *who);
+
 /* Replays the trace in dir and writes the profile, the what-if scenarios
- * and the opportunities into outdir; prints the head of the profile unless
- * quiet.  ao may be NULL (defaults).  Returns an exit status. */
+ * and the opportunities into outdir (notes and errors on stderr; the
+ * caller prints the summary).  ao may be NULL (defaults).  Returns an exit
+ * status. */
 int analyze_trace(const char *dir, const char *outdir,
                   const analyze_opts *ao);
 

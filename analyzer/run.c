@@ -30,10 +30,10 @@
 #include <unistd.h>
 
 #include "cli.h"
+#include "summary.h"
 #include "counter.h"
 #include "scenario.h"
 
-#define SUMMARY_ROWS 12
 
 static void usage(FILE *f)
 {
@@ -52,6 +52,7 @@ static void usage(FILE *f)
 static const char *const result_files[] = {
     "profile.csv", "run.json",      "profile.db", "whatif.csv",
     "opportunities.csv", "report.html", ".whatif-started",
+    ".whatif-child-started", ".whatif-tool-disabled",
 };
 
 static void clear_results(const char *dir)
@@ -107,6 +108,32 @@ static int make_dirs(const char *path)
     return 0;
 }
 
+int outdir_lock(const char *dir, const char *who)
+{
+    char lock[PATH_MAX + 32];
+    if (make_dirs(dir)) {
+        fprintf(stderr, "%s: %s: cannot create the directory: %s\n", who,
+                dir, strerror(errno));
+        return -1;
+    }
+    snprintf(lock, sizeof(lock), "%s/.whatif.lock", dir);
+    int fd = open(lock, O_RDWR | O_CREAT | O_CLOEXEC, 0666);
+    if (fd < 0) {
+        fprintf(stderr, "%s: %s: cannot write into the directory: %s\n",
+                who, dir, strerror(errno));
+        return -1;
+    }
+    if (flock(fd, LOCK_EX | LOCK_NB)) {
+        fprintf(stderr, "%s: %s: another whatif run or analyze is writing "
+                        "into this directory (or a program it started still "
+                        "runs); wait for it or choose another -o\n", who,
+                dir);
+        close(fd);
+        return -1;
+    }
+    return fd;
+}
+
 /* Makes out absolute (the program may change directory), creates it and
  * locks it for this run.  Returns the lock's descriptor, or -1 after one
  * line on stderr. */
@@ -130,25 +157,28 @@ static int prepare_dir(const char *out, char *abs, size_t len)
                         "%s\n", out, strerror(errno));
         return -1;
     }
-    char lock[PATH_MAX + 32];
-    snprintf(lock, sizeof(lock), "%s/.whatif.lock", abs);
-    int fd = open(lock, O_RDWR | O_CREAT | O_CLOEXEC, 0666);
-    if (fd < 0) {
-        fprintf(stderr, "whatif run: -o %s: cannot write into the "
-                        "directory: %s\n", out, strerror(errno));
+    int fd = outdir_lock(abs, "whatif run");
+    if (fd < 0)
         return -1;
-    }
-    if (flock(fd, LOCK_EX | LOCK_NB)) {
-        fprintf(stderr, "whatif run: -o %s: another whatif run is writing "
-                        "into this directory; wait for it or choose another "
-                        "-o\n", out);
-        close(fd);
-        return -1;
-    }
     clear_results(abs);
-    char sub[PATH_MAX + 32];
+    char sub[PATH_MAX + 300];
     snprintf(sub, sizeof(sub), "%s/online", abs);
     clear_results(sub);
+    /* and an earlier run's children */
+    DIR *d = opendir(abs);
+    struct dirent *de;
+    while (d && (de = readdir(d))) {
+        if (strncmp(de->d_name, "child-", 6))
+            continue;
+        snprintf(sub, sizeof(sub), "%s/%s", abs, de->d_name);
+        clear_results(sub);
+        char t[PATH_MAX + 320];
+        snprintf(t, sizeof(t), "%s/trace", sub);
+        rmdir(t);
+        rmdir(sub);
+    }
+    if (d)
+        closedir(d);
     return fd;
 }
 
@@ -273,102 +303,6 @@ static void forward_signal(int sig)
         kill(child_pid, sig);
 }
 
-/* ---- The summary ---- */
-
-/* The value of "key": "value" in a run.json (strings only), or "". */
-static void json_value(const char *path, const char *key, char *buf,
-                       size_t len)
-{
-    buf[0] = 0;
-    FILE *f = fopen(path, "r");
-    if (!f)
-        return;
-    char line[8192], want[128];
-    snprintf(want, sizeof(want), "  \"%s\": \"", key);
-    while (fgets(line, sizeof(line), f))
-        if (!strncmp(line, want, strlen(want))) {
-            char *v = line + strlen(want), *e = strrchr(v, '"');
-            if (e)
-                *e = 0;
-            snprintf(buf, len, "%s", v);
-            break;
-        }
-    fclose(f);
-}
-
-/* Splits a profile.csv line into its 8 fields (location may be quoted).
- * Returns the number of fields. */
-static int csv_fields(char *line, char **f)
-{
-    int n = 0;
-    char *p = line;
-    while (n < 8 && *p && *p != '\n') {
-        if (*p == '"') {
-            f[n++] = ++p;
-            char *w = p;
-            while (*p && !(*p == '"' && p[1] != '"')) {
-                if (*p == '"')
-                    p++;
-                *w++ = *p++;
-            }
-            *w = 0;
-            if (*p)
-                p++;
-        } else {
-            f[n++] = p;
-            p += strcspn(p, ",\n");
-        }
-        if (*p == ',' || *p == '\n')
-            *p++ = 0;
-    }
-    return n;
-}
-
-/* The head of the profile, on stderr: the same in every mode.  Returns 0,
- * or -1 when there is no profile. */
-static int print_summary(const char *dir, const char *mode_dir)
-{
-    char csv[PATH_MAX + 64], json[PATH_MAX + 64], metric[128];
-    snprintf(csv, sizeof(csv), "%s/profile.csv", mode_dir);
-    snprintf(json, sizeof(json), "%s/run.json", mode_dir);
-    FILE *f = fopen(csv, "r");
-    if (!f)
-        return -1;
-    json_value(json, "metric", metric, sizeof(metric));
-    char line[8192], *fl[8];
-    int row = 0;
-    while (fgets(line, sizeof(line), f)) {
-        if (row++ == 0)
-            continue; /* the header */
-        if (csv_fields(line, fl) < 8)
-            continue;
-        if (row == 2) {
-            fprintf(stderr, "whatif: program: work %s, span %s, parallelism "
-                            "%s (metric: %s)\n", fl[3], fl[4], fl[5],
-                    metric[0] ? metric : "unknown");
-            fprintf(stderr, "%-32s %-9s %9s %14s %8s %9s\n", "location",
-                    "directive", "instances", "work", "parall.",
-                    "critical%");
-            continue;
-        }
-        if (row > SUMMARY_ROWS + 2)
-            continue;
-        fprintf(stderr, "%-32s %-9s %9s %14s %8s %9s\n", fl[0], fl[1], fl[2],
-                fl[3], fl[5], fl[7]);
-    }
-    fclose(f);
-    if (row > SUMMARY_ROWS + 2)
-        fprintf(stderr, "... %d more rows\n", row - SUMMARY_ROWS - 2);
-    char complete[512];
-    json_value(json, "incomplete_why", complete, sizeof(complete));
-    if (complete[0])
-        fprintf(stderr, "whatif: the profile covers only part of the run: "
-                        "%s\n", complete);
-    fprintf(stderr, "whatif: profile in %s/ (profile.csv, run.json, "
-                    "profile.db)\n", dir);
-    return 0;
-}
-
 /* --children profile, offline: each child's trace gets its profile in
  * its own directory, child-PID. */
 /* --opportunities: the offline analysis also ranks what-if speed-ups of
@@ -376,25 +310,49 @@ static int print_summary(const char *dir, const char *mode_dir)
  * location: several times the profile's cost, so only when asked). */
 static int want_opportunities;
 
-static void analyze_children(const char *dir, const char *factors)
+static int exists(const char *dir, const char *name);
+
+/* Each child's profile in child-PID/: offline, its trace analyzed first.
+ * Returns the number of children with a profile. */
+static int children_profiles(const char *dir, const char *factors,
+                             int offline)
 {
     DIR *d = opendir(dir);
     if (!d)
-        return;
+        return 0;
     struct dirent *de;
+    int n = 0;
     while ((de = readdir(d))) {
         if (strncmp(de->d_name, "child-", 6))
             continue;
         char kid[PATH_MAX + 64], trace[PATH_MAX + 80];
         snprintf(kid, sizeof(kid), "%s/%s", dir, de->d_name);
         snprintf(trace, sizeof(trace), "%s/trace", kid);
-        analyze_opts ao = {.quiet = 1, .factors = factors,
+        analyze_opts ao = {.factors = factors,
                            .opportunities = want_opportunities,
                            .partial = 1};
-        if (access(trace, F_OK) == 0 && analyze_trace(trace, kid, &ao) == 0)
+        if (offline && access(trace, F_OK) == 0)
+            analyze_trace(trace, kid, &ao);
+        if (exists(kid, "profile.csv")) {
             fprintf(stderr, "whatif: a child's profile in %s/\n", kid);
+            n++;
+        }
     }
     closedir(d);
+    return n;
+}
+
+/* The markers the tool leaves for this command, once read. */
+static void remove_markers(const char *dir)
+{
+    static const char *const marks[] = {".whatif-started",
+                                        ".whatif-child-started",
+                                        ".whatif-tool-disabled"};
+    char p[PATH_MAX + 64];
+    for (size_t i = 0; i < sizeof(marks) / sizeof(*marks); i++) {
+        snprintf(p, sizeof(p), "%s/%s", dir, marks[i]);
+        unlink(p);
+    }
 }
 
 static int exists(const char *dir, const char *name)
@@ -402,6 +360,14 @@ static int exists(const char *dir, const char *name)
     char p[PATH_MAX + 64];
     snprintf(p, sizeof(p), "%s/%s", dir, name);
     return access(p, F_OK) == 0;
+}
+
+static int regular_file(const char *dir, const char *name)
+{
+    char p[PATH_MAX + 64];
+    struct stat sb;
+    snprintf(p, sizeof(p), "%s/%s", dir, name);
+    return stat(p, &sb) == 0 && S_ISREG(sb.st_mode);
 }
 
 int cmd_run(int argc, char **argv)
@@ -530,6 +496,12 @@ int cmd_run(int argc, char **argv)
         return 1;
     }
     if (pid == 0) {
+        /* The program holds the directory's lock too, out of its way on a
+         * high descriptor: killed, whatif run leaves a program still
+         * writing there, and no new run may start into it meanwhile. */
+        int held = fcntl(lock, F_DUPFD, 512);
+        if (held >= 0)
+            close(lock);
         /* Preloaded, the tool starts before main, so the program's work
          * is counted from there and the loading of libraries is not. */
         signal(SIGINT, SIG_DFL);
@@ -590,13 +562,33 @@ int cmd_run(int argc, char **argv)
     if (prog_status == 127 && WIFEXITED(wst))
         return prog_status;
 
+    int follow = !strcmp(children, "profile");
     if (!exists(dir, ".whatif-started")) {
-        fprintf(stderr, "whatif run: %s ran no OpenMP construct (the OpenMP "
-                        "runtime never started): there is nothing to "
-                        "profile%s\n", prog,
-                gomp ? "" : "; if it uses OpenMP, was it built with "
-                            "-fopenmp?");
-        return prog_status ? prog_status : 1;
+        int kids = follow ? children_profiles(dir, factors,
+                                              strcmp(mode, "online") != 0)
+                          : 0;
+        if (exists(dir, ".whatif-tool-disabled"))
+            fprintf(stderr, "whatif run: %s turned the OpenMP tools "
+                            "interface off itself (it sets OMP_TOOL=disabled): "
+                            "whatif cannot see its constructs; remove that "
+                            "setting to profile it\n", prog);
+        else if (kids)
+            fprintf(stderr, "whatif run: %s ran no OpenMP construct itself; "
+                            "the profiles of the processes it started are "
+                            "above\n", prog);
+        else if (exists(dir, ".whatif-child-started"))
+            fprintf(stderr, "whatif run: %s ran no OpenMP construct itself, "
+                            "but a process it started did: profile such "
+                            "processes with --children profile\n", prog);
+        else
+            fprintf(stderr, "whatif run: %s ran no OpenMP construct (the "
+                            "OpenMP runtime never started): there is nothing "
+                            "to profile%s\n", prog,
+                    gomp ? "" : "; if it uses OpenMP, was it built with "
+                                "-fopenmp?");
+        remove_markers(dir);
+        close(lock);
+        return prog_status ? prog_status : kids ? 0 : 1;
     }
     int have = 0;
     if (strcmp(mode, "online")) { /* offline or both: the trace */
@@ -606,7 +598,7 @@ int cmd_run(int argc, char **argv)
              * incomplete. */
             /* both: the on-the-fly profile has said the notes */
             analyze_opts ao = {
-                .quiet = 1, .factors = factors,
+                .factors = factors,
                 .opportunities = want_opportunities, .partial = 1,
                 .silent_notes = !strcmp(mode, "both") &&
                                 exists(dir, "online/profile.csv")};
@@ -624,14 +616,37 @@ int cmd_run(int argc, char **argv)
                             "when the program ends; killed, it left none "
                             "(--mode offline keeps what was recorded)\n");
     }
-    if (have && analyze && !strcmp(children, "profile") &&
-        strcmp(mode, "online"))
-        analyze_children(dir, factors);
-    if (have && analyze && !quiet)
-        print_summary(dir, dir);
-    if (!have && !(strcmp(mode, "online") && !analyze))
+    /* A profile is all of its files: one that could not be written (a
+     * full disk) leaves the run incomplete, and says so. */
+    char missing[128] = "";
+    if (analyze) {
+        static const char *const need[] = {"profile.csv", "run.json",
+                                           "profile.db"};
+        size_t n = sizeof(need) / sizeof(*need), found = 0;
+        for (size_t i = 0; i < n; i++)
+            if (regular_file(dir, need[i]))
+                found++;
+            else
+                snprintf(missing + strlen(missing),
+                         sizeof(missing) - strlen(missing), "%s%s",
+                         missing[0] ? ", " : "", need[i]);
+        if (!found)
+            missing[0] = 0; /* none at all: no profile, said below */
+        else
+            have = 1;
+    }
+    if (follow && analyze)
+        children_profiles(dir, factors, strcmp(mode, "online") != 0);
+    if (have && analyze && !quiet && !missing[0])
+        summary_print(dir);
+    if (missing[0])
+        fprintf(stderr, "whatif run: the profile is incomplete: %s could not "
+                        "be written (the profiler said why above)\n",
+                missing);
+    else if (!have && !(strcmp(mode, "online") && !analyze))
         fprintf(stderr, "whatif run: no profile written (the profiler "
                         "said why above)\n");
+    remove_markers(dir);
     close(lock);
-    return prog_status ? prog_status : have ? 0 : 1;
+    return prog_status ? prog_status : have && !missing[0] ? 0 : 1;
 }

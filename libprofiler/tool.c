@@ -475,6 +475,32 @@ __attribute__((constructor)) static void on_load(void)
     }
 }
 
+/* An empty file name in the output directory, for `whatif run`. */
+static void touch_marker(const char *name)
+{
+    const char *out = getenv("WHATIF_OUT");
+    char mark[4300];
+    if (!out || !*out ||
+        snprintf(mark, sizeof(mark), "%s/%s", out, name) >= (int)sizeof(mark))
+        return;
+    int fd = open(mark, O_WRONLY | O_CREAT | O_CLOEXEC, 0644);
+    if (fd >= 0)
+        close(fd);
+}
+
+/* The program ends without the runtime ever starting the tool: when the
+ * program turned the tools interface off itself (`whatif run` sets
+ * OMP_TOOL=enabled), `whatif run` should say that, not "no OpenMP". */
+__attribute__((destructor)) static void on_unload(void)
+{
+    const char *run = getenv("WHATIF_PID"), *omp_tool = getenv("OMP_TOOL");
+    if (active || not_ours || forked_child || !run ||
+        strtol(run, NULL, 10) != (long)getpid())
+        return;
+    if (omp_tool && !strcmp(omp_tool, "disabled"))
+        touch_marker(".whatif-tool-disabled");
+}
+
 /* ---- Fragments ---- */
 
 static inline void frag_open(tstate *ts)
@@ -2521,7 +2547,7 @@ static void write_online(int partial)
                         "until then\n");
     if (online_finish(atomic_load(&root_kids), partial, dir, err,
                       sizeof(err)))
-        fprintf(stderr, "whatif: no on-the-fly profile: %s\n", err);
+        fprintf(stderr, "whatif: the on-the-fly profile failed: %s\n", err);
     else if (err[0])
         fprintf(stderr, "whatif: %s\n", err);
 }
@@ -2815,6 +2841,8 @@ __attribute__((visibility("default"))) ompt_start_tool_result_t *
 ompt_start_tool(unsigned int omp_version,
                                           const char *runtime_version)
 {
+    if (not_ours) /* a child left alone: `whatif run` may say it ran */
+        touch_marker(".whatif-child-started");
     if (not_ours || forked_child)
         return NULL;
     if (!tool_pid)

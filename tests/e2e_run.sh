@@ -57,15 +57,55 @@ for mode in online offline; do
      grep -q "ran no OpenMP construct" stale.err; then ok; else
     ko "stale ($mode): rc $rc, $(ls stale) $(cat stale.err)"; fi
 done
-#    two runs into one directory
+#    two runs into one directory, or a run and an analysis
+mkdir -p an-src && "$whatif" run -q --mode offline --no-analyze -o an-src -- ./process >/dev/null 2>&1
 "$whatif" run -q -o locked -- ./process sleep >/dev/null 2>&1 &
 first=$!
 sleep 1
+prog=$(ps -o pid= --ppid $first | tr -d ' ')
 "$whatif" run -q -o locked -- ./process >/dev/null 2>locked.err
 rc=$?
-kill -TERM $first; wait $first
-if [ $rc -eq 1 ] && grep -q "another whatif run is writing into this directory" locked.err; then ok; else
+if [ $rc -eq 1 ] && grep -q "another whatif run or analyze is writing into this directory" locked.err; then ok; else
   ko "lock: rc $rc, $(cat locked.err)"; fi
+"$whatif" analyze -q -o locked an-src >/dev/null 2>locked-an.err
+rc=$?
+if [ $rc -eq 1 ] && grep -q "another whatif run or analyze" locked-an.err; then ok; else
+  ko "lock (analyze): rc $rc, $(cat locked-an.err)"; fi
+#    whatif run killed outright: its program still runs and holds the lock
+kill -KILL $first; wait $first 2>/dev/null
+"$whatif" run -q -o locked -- ./process >/dev/null 2>locked2.err
+rc=$?
+[ -n "$prog" ] && kill -TERM $prog 2>/dev/null
+if [ $rc -eq 1 ] && [ -n "$prog" ] && grep -q "another whatif run or analyze" locked2.err; then ok; else
+  ko "lock (orphan): rc $rc, program ${prog:-?}, $(cat locked2.err)"; fi
+
+#    a program that turns the tools interface off itself is told so
+PROCESS_WHAT=toolsoff "$whatif" run -q -o toolsoff -- ./process toolsoff >/dev/null 2>toolsoff.err
+rc=$?
+if [ $rc -eq 1 ] && grep -q "turned the OpenMP tools interface off itself" toolsoff.err; then ok; else
+  ko "toolsoff: rc $rc, $(cat toolsoff.err)"; fi
+#    a wrapper script whose child runs OpenMP: said, and profiled on request
+printf '#!/bin/sh\n"%s" child\n' "$PWD/process" >wrapper.sh && chmod +x wrapper.sh
+"$whatif" run -q -o wrapped -- ./wrapper.sh >/dev/null 2>wrapped.err
+rc=$?
+if [ $rc -eq 1 ] && grep -q "but a process it started did: profile such processes with --children profile" wrapped.err; then ok; else
+  ko "wrapper: rc $rc, $(cat wrapped.err)"; fi
+for mode in online offline; do
+  "$whatif" run -q --mode $mode --children profile -o wrapped-$mode -- ./wrapper.sh >/dev/null 2>wrapped-$mode.err
+  rc=$?
+  kid=$(ls -d wrapped-$mode/child-* 2>/dev/null | head -1)
+  if [ $rc -eq 0 ] && [ -n "$kid" ] && [ -s "$kid/profile.csv" ] &&
+     grep -q "a child's profile in" wrapped-$mode.err; then ok; else
+    ko "wrapper --children profile ($mode): rc $rc, $(cat wrapped-$mode.err)"; fi
+done
+#    a profile file that cannot be written: said, and the run fails
+for mode in online offline; do
+  rm -rf nodb-$mode; mkdir -p nodb-$mode/profile.db
+  "$whatif" run -q --mode $mode -o nodb-$mode -- ./process >/dev/null 2>nodb-$mode.err
+  rc=$?
+  if [ $rc -eq 1 ] && grep -q "the profile is incomplete: profile.db could not be written" nodb-$mode.err; then ok; else
+    ko "unwritable profile.db ($mode): rc $rc, $(cat nodb-$mode.err)"; fi
+done
 
 # 3. signals and crashes: offline, the profile of what was recorded
 "$whatif" run -q --mode offline -o term -- ./process sleep >/dev/null 2>term.err &

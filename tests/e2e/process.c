@@ -3,7 +3,8 @@
  * wait for a signal.  tests/e2e_run.sh profiles each.
  *
  *   process WHAT    (none, child, system, fork, forkexit, forkrace, crash,
- *                    abort, overflow, quickexit, chdir, sleep)
+ *                    abort, overflow, quickexit, chdir, sleep, toolsoff;
+ *                    toolsoff needs PROCESS_WHAT=toolsoff too)
  *
  * Every case but "child" runs a parallel region of 10 ms of CPU per
  * thread, does WHAT, then runs another; "child" is the program system()
@@ -32,6 +33,15 @@ static int overflow(int depth)
     volatile char pad[4096];
     pad[0] = (char)depth;
     return overflow(depth + 1) + pad[0];
+}
+
+/* toolsoff: the program turns the tools interface off before the
+ * runtime reads its settings (libomp does when it is loaded). */
+__attribute__((constructor(101))) static void tools_off(void)
+{
+    const char *what = getenv("PROCESS_WHAT");
+    if (what && !strcmp(what, "toolsoff"))
+        setenv("OMP_TOOL", "disabled", 1);
 }
 
 int main(int argc, char **argv)

@@ -1,0 +1,104 @@
+/* summary.c - the head of a profile, as `whatif run` and `whatif analyze`
+ * print it on stderr (the program's stdout stays the program's): the
+ * program's work, span and parallelism, the leading rows, and whether the
+ * profile covers the whole run.  Reads the files a run wrote, so both
+ * commands print the same thing in every mode.
+ */
+#include "summary.h"
+
+#include <limits.h>
+#include <stdio.h>
+#include <string.h>
+
+#define SUMMARY_ROWS 12 /* rows after the program */
+
+void summary_json_string(const char *path, const char *key, char *buf,
+                       size_t len)
+{
+    buf[0] = 0;
+    FILE *f = fopen(path, "r");
+    if (!f)
+        return;
+    char line[8192], want[128];
+    snprintf(want, sizeof(want), "  \"%s\": \"", key);
+    while (fgets(line, sizeof(line), f))
+        if (!strncmp(line, want, strlen(want))) {
+            char *v = line + strlen(want), *e = strrchr(v, '"');
+            if (e)
+                *e = 0;
+            snprintf(buf, len, "%s", v);
+            break;
+        }
+    fclose(f);
+}
+
+/* Splits a profile.csv line into its 8 fields (location may be quoted).
+ * Returns the number of fields. */
+static int csv_fields(char *line, char **f)
+{
+    int n = 0;
+    char *p = line;
+    while (n < 8 && *p && *p != '\n') {
+        if (*p == '"') {
+            f[n++] = ++p;
+            char *w = p;
+            while (*p && !(*p == '"' && p[1] != '"')) {
+                if (*p == '"')
+                    p++;
+                *w++ = *p++;
+            }
+            *w = 0;
+            if (*p)
+                p++;
+        } else {
+            f[n++] = p;
+            p += strcspn(p, ",\n");
+        }
+        if (*p == ',' || *p == '\n')
+            *p++ = 0;
+    }
+    return n;
+}
+
+int summary_print(const char *dir)
+{
+    char csv[PATH_MAX + 64], json[PATH_MAX + 64], metric[128];
+    snprintf(csv, sizeof(csv), "%s/profile.csv", dir);
+    snprintf(json, sizeof(json), "%s/run.json", dir);
+    FILE *f = fopen(csv, "r");
+    if (!f)
+        return -1;
+    summary_json_string(json, "metric", metric, sizeof(metric));
+    char line[8192], *fl[8];
+    int row = 0;
+    while (fgets(line, sizeof(line), f)) {
+        if (row++ == 0)
+            continue; /* the header */
+        if (csv_fields(line, fl) < 8)
+            continue;
+        if (row == 2) {
+            fprintf(stderr, "whatif: program: work %s, span %s, parallelism "
+                            "%s (metric: %s)\n", fl[3], fl[4], fl[5],
+                    metric[0] ? metric : "unknown");
+            fprintf(stderr, "%-32s %-9s %9s %14s %8s %9s\n", "location",
+                    "directive", "instances", "work", "parall.",
+                    "critical%");
+            continue;
+        }
+        if (row > SUMMARY_ROWS + 2)
+            continue;
+        fprintf(stderr, "%-32s %-9s %9s %14s %8s %9s\n", fl[0], fl[1], fl[2],
+                fl[3], fl[5], fl[7]);
+    }
+    fclose(f);
+    if (row > SUMMARY_ROWS + 2)
+        fprintf(stderr, "... %d more rows\n", row - SUMMARY_ROWS - 2);
+    char complete[512];
+    summary_json_string(json, "incomplete_why", complete, sizeof(complete));
+    if (complete[0])
+        fprintf(stderr, "whatif: the profile covers only part of the run: "
+                        "%s\n", complete);
+    fprintf(stderr, "whatif: profile in %s/ (profile.csv, run.json, "
+                    "profile.db)\n", dir);
+    return 0;
+}
