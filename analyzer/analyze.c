@@ -384,6 +384,12 @@ int analyze_trace(const char *dir, const char *outdir,
         fprintf(stderr, "whatif analyze: %s\n", err);
         goto out;
     }
+    if (st.partial && prof.nodes <= 1 && prof.work == 0) {
+        fprintf(stderr, "whatif analyze: %s: the trace holds no work of the "
+                        "program (it ended before any record was written: "
+                        "killed by SIGKILL, or at its very start)\n", dir);
+        goto out;
+    }
     if (st.partial) {
         char why[8192];
         snprintf(why, sizeof(why), "no: the trace ends before the program "

@@ -440,8 +440,12 @@ int cmd_run(int argc, char **argv)
     }
     char prog_path[PATH_MAX];
     if (find_program(prog, prog_path, sizeof(prog_path))) {
+        int here = !strchr(prog, '/') && access(prog, X_OK) == 0;
         fprintf(stderr, "whatif run: %s: no such program (or not "
-                        "executable)\n", prog);
+                        "executable)%s%s%s\n", prog,
+                here ? "; the one in this directory is ./" : "",
+                here ? prog : "", here ? " (commands are looked up in "
+                                         "PATH, as a shell does)" : "");
         return 127;
     }
     if (find_tool(tool, sizeof(tool))) {

@@ -1,6 +1,7 @@
 /* scenario.c - builds the what-if scenarios of an analysis. */
 #include "scenario.h"
 
+#include <ctype.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -37,14 +38,22 @@ int scen_parse_factors(const char *list, double **out, size_t *n, char *err,
         } else {
             f = strtod(p, &end);
         }
-        int bad = end == p || (*end && *end != ',') || !(f > 1.0) ||
-                  (*end == ',' && !end[1]) ||
+        /* a plain decimal number: no sign, no spaces, no hex */
+        int plain = isdigit((unsigned char)*p) || !strncmp(p, "inf", 3);
+        for (const char *c = p; plain && c < end; c++)
+            plain = !strchr("xXpP+- \t", *c) || (c > p && strchr("eE", c[-1]) &&
+                                                 strchr("+-", *c));
+        int dup = 0;
+        for (size_t i = 0; i < k; i++)
+            dup |= v[i] == f;
+        int bad = end == p || !plain || dup || (*end && *end != ',') ||
+                  !(f > 1.0) || (*end == ',' && !end[1]) ||
                   (isinf(f) && strncmp(p, "inf", 3)); /* 1e309 */
         if (bad || k == FACTORS_MAX) {
             if (bad)
                 snprintf(err, errlen,
-                         "bad factor list '%s': use numbers above 1 and "
-                         "'inf', separated by commas (e.g. %s)",
+                         "bad factor list '%s': use distinct decimal numbers "
+                         "above 1 and 'inf', separated by commas (e.g. %s)",
                          list, SCEN_DEFAULT_FACTORS);
             else
                 snprintf(err, errlen, "more than %d factors in '%s'",

@@ -1388,13 +1388,13 @@ static void write_task_begin(tstate *ts, tctx *t,
  * from then on nothing is recorded and no profile is written, rather than
  * a wrong one. */
 static atomic_int unsupported;
-static char unsupported_what[640];
+static char unsupported_what[4480];
 
 static void mark_unsupported(const char *construct, const void *code)
 {
     if (atomic_exchange(&unsupported, 1))
         return;
-    char where[512];
+    char where[4352];
     if (code) {
         stream_where(code, where, sizeof(where));
         snprintf(unsupported_what, sizeof(unsupported_what), "%s at %s",
@@ -2757,17 +2757,40 @@ static int on_initialize(ompt_function_lookup_t lookup, int device,
     return 1;
 }
 
+/* The command line as a shell would take it back: arguments that hold
+ * anything but plain characters are single-quoted. */
 static void read_cmdline(void)
 {
+    char raw[4096];
     FILE *f = fopen("/proc/self/cmdline", "rb");
     if (!f)
         return;
-    size_t n = fread(cmdline, 1, sizeof(cmdline) - 1, f);
+    size_t n = fread(raw, 1, sizeof(raw) - 1, f), o = 0;
     fclose(f);
-    for (size_t i = 0; i + 1 < n; i++)
-        if (!cmdline[i])
-            cmdline[i] = ' ';
-    cmdline[n] = 0;
+    raw[n] = 0;
+    for (size_t i = 0; i < n && o + 8 < sizeof(cmdline);) {
+        const char *arg = raw + i;
+        size_t len = strlen(arg);
+        int plain = len > 0 &&
+                    strspn(arg, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOP"
+                                "QRSTUVWXYZ0123456789-_./=:,+@%") == len;
+        if (o)
+            cmdline[o++] = ' ';
+        if (!plain)
+            cmdline[o++] = '\'';
+        for (size_t k = 0; k < len && o + 6 < sizeof(cmdline); k++) {
+            if (arg[k] == '\'' && !plain) { /* ' -> '\'' */
+                memcpy(cmdline + o, "'\\''", 4);
+                o += 4;
+            } else {
+                cmdline[o++] = arg[k];
+            }
+        }
+        if (!plain)
+            cmdline[o++] = '\'';
+        i += len + 1;
+    }
+    cmdline[o] = 0;
 }
 
 /* Writes the run's metadata into the first stream. */
