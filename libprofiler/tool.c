@@ -1389,6 +1389,7 @@ static void write_task_begin(tstate *ts, tctx *t,
  * a wrong one. */
 static atomic_int unsupported;
 static char unsupported_what[4480];
+static int exec_replaced; /* an earlier image of the process ran OpenMP */
 
 static void mark_unsupported(const char *construct, const void *code)
 {
@@ -2822,6 +2823,11 @@ static void write_meta(void)
                                "LLVM libomp, which implements its entry "
                                "points and the tools interface"
                              : NULL},
+        {"exec_note", exec_replaced
+                          ? "the program replaced itself (exec) after it "
+                            "ran OpenMP: this profile is of its last image "
+                            "only"
+                          : NULL},
     };
     for (size_t i = 0; i < sizeof(pairs) / sizeof(pairs[0]); i++) {
         if (!pairs[i][1])
@@ -2914,6 +2920,14 @@ ompt_start_tool(unsigned int omp_version,
      * such file ran no OpenMP construct. */
     char mark[4300];
     snprintf(mark, sizeof(mark), "%s/.whatif-started", out);
+    /* Already there: an earlier image of this process ran OpenMP and
+     * replaced itself (exec), leaving no profile of its own. */
+    if (access(mark, F_OK) == 0) {
+        exec_replaced = 1;
+        fprintf(stderr, "whatif: note: the program replaced itself (exec) "
+                        "after it ran OpenMP: only its last image is "
+                        "profiled\n");
+    }
     int mfd = open(mark, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
     if (mfd >= 0)
         close(mfd);
