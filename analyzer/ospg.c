@@ -381,6 +381,8 @@ typedef struct park_item {
     uint64_t work;            /* PARK_W */
     uint32_t loc, region;
     unsigned wflags;          /* PARK_W */
+    ospg_sample *smp;         /* PARK_W: owned copy */
+    size_t nsmp;
     struct park_item *prev, *next;
 } park_item;
 
@@ -456,6 +458,8 @@ struct node_op {
     unsigned flags;
     ospg_dep *deps;     /* ATTACH: owned copy */
     size_t ndeps;
+    ospg_sample *smp;   /* WORK: owned copy once queued */
+    size_t nsmp;
 };
 
 #define PEAK_SAMPLE 64 /* concurrent: allocations between peak updates */
@@ -597,7 +601,7 @@ static int cache_bind(ospg *g)
     if (tc.gen == g->gen)
         return 0;
     cache_drop();
-    tc.scratch = calloc(g->nscen, sizeof(uint64_t));
+    tc.scratch = calloc(2 * g->nscen, sizeof(uint64_t)); /* two arrays */
     home *h = aligned_alloc(alignof(home), sizeof(home));
     if (!tc.scratch || !h) {
         free(h);
@@ -636,6 +640,7 @@ static park_item *park_alloc(ospg *g)
 static void park_free(ospg *g, park_item *it)
 {
     (void)g;
+    free(it->smp);
     pool_free(it);
 }
 
@@ -987,8 +992,13 @@ static int materialize_lazy(ospg *g, ospg_node *n)
     return 0;
 }
 
+static int apply_lines(ospg *g, ospg_node *n, uint64_t work,
+                       const uint64_t *spans, const ospg_sample *smp,
+                       size_t nsmp);
+
 static int apply_w(ospg *g, ospg_node *n, uint64_t work, uint32_t loc,
-                   uint32_t region, unsigned flags)
+                   uint32_t region, unsigned flags, const ospg_sample *smp,
+                   size_t nsmp)
 {
     if (n->lazy_list && materialize_lazy(g, n))
         return gerr(g);
@@ -1002,6 +1012,8 @@ static int apply_w(ospg *g, ospg_node *n, uint64_t work, uint32_t loc,
         if (cmap_add(&n->ser[s].crit, loc, ws))
             return fail(g, OSPG_ERR_NOMEM);
     }
+    if (nsmp && apply_lines(g, n, work, spans, smp, nsmp))
+        return gerr(g);
     if (loc == OSPG_LOC_NONE)
         return 0;
     if (loc == n->loc && (n->skip_n == 0 || n->skip_loc == loc)) {
@@ -1015,6 +1027,33 @@ static int apply_w(ospg *g, ospg_node *n, uint64_t work, uint32_t loc,
     }
     return stats_add(g, n, loc, NULL, work, spans,
                      !(flags & OSPG_W_CONTINUES));
+}
+
+/* The samples of a W-node that n just took: its work (spans[s] in
+ * scenario s) split among their lines by count. */
+static int apply_lines(ospg *g, ospg_node *n, uint64_t work,
+                       const uint64_t *spans, const ospg_sample *smp,
+                       size_t nsmp)
+{
+    uint64_t total = 0;
+    for (size_t k = 0; k < nsmp; k++)
+        total += smp[k].count;
+    if (!total)
+        return 0;
+    uint64_t *shares = tc.scratch + g->nscen;
+    for (size_t k = 0; k < nsmp; k++) {
+        for (size_t s = 0; s < g->nscen; s++) {
+            shares[s] = (uint64_t)((unsigned __int128)spans[s] *
+                                   smp[k].count / total);
+            if (cmap_add(&n->ser[s].crit, smp[k].loc, shares[s]))
+                return fail(g, OSPG_ERR_NOMEM);
+        }
+        uint64_t w = (uint64_t)((unsigned __int128)work * smp[k].count /
+                                total);
+        if (stats_add(g, n, smp[k].loc, NULL, w, shares, smp[k].count))
+            return gerr(g);
+    }
+    return 0;
 }
 
 static int apply_s(ospg *g, ospg_node *n, ospg_node *c)
@@ -1186,7 +1225,8 @@ static int drain(ospg *g, ospg_node *n)
         DL_DELETE(n->parked, it);
         int rc = 0;
         if (it->type == PARK_W) {
-            rc = apply_w(g, n, it->work, it->loc, it->region, it->wflags);
+            rc = apply_w(g, n, it->work, it->loc, it->region, it->wflags,
+                         it->smp, it->nsmp);
             n->frontier++;
         } else if (it->node->kind == OSPG_S) {
             if (it->node->finalized) {
@@ -1402,7 +1442,8 @@ static int add_work(ospg *g, ospg_node *n, const node_op *op)
     n->nodes++;
     if (op->idx == n->frontier) {
         n->frontier++;
-        if (apply_w(g, n, op->work, op->loc, op->region, op->flags) ||
+        if (apply_w(g, n, op->work, op->loc, op->region, op->flags, op->smp,
+                    op->nsmp) ||
             drain(g, n))
             return gerr(g);
         return 0;
@@ -1416,6 +1457,15 @@ static int add_work(ospg *g, ospg_node *n, const node_op *op)
     it->loc = op->loc;
     it->region = op->region;
     it->wflags = op->flags;
+    if (op->nsmp) {
+        it->smp = malloc(op->nsmp * sizeof(*op->smp));
+        if (!it->smp) {
+            park_free(g, it);
+            return fail(g, OSPG_ERR_NOMEM);
+        }
+        memcpy(it->smp, op->smp, op->nsmp * sizeof(*op->smp));
+        it->nsmp = op->nsmp;
+    }
     if (park(g, n, it)) {
         park_free(g, it);
         return gerr(g);
@@ -1480,6 +1530,7 @@ static int apply_op(ospg *g, ospg_node *n, const node_op *op)
 static void op_free(node_op *op)
 {
     free(op->deps);
+    free(op->smp);
     pool_free(op);
 }
 
@@ -1541,6 +1592,7 @@ static int submit(ospg *g, ospg_node *n, node_op *op, int *queued)
                 return fail(g, OSPG_ERR_NOMEM);
             *q = *op;
             q->deps = NULL;
+            q->smp = NULL;
             if (op->ndeps) {
                 q->deps = malloc(op->ndeps * sizeof(*op->deps));
                 if (!q->deps) {
@@ -1548,6 +1600,14 @@ static int submit(ospg *g, ospg_node *n, node_op *op, int *queued)
                     return fail(g, OSPG_ERR_NOMEM);
                 }
                 memcpy(q->deps, op->deps, op->ndeps * sizeof(*op->deps));
+            }
+            if (op->nsmp) {
+                q->smp = malloc(op->nsmp * sizeof(*op->smp));
+                if (!q->smp) {
+                    op_free(q);
+                    return fail(g, OSPG_ERR_NOMEM);
+                }
+                memcpy(q->smp, op->smp, op->nsmp * sizeof(*op->smp));
             }
         }
         q->next = (node_op *)(st & ~(uintptr_t)1);
@@ -1813,7 +1873,7 @@ int ospg_leaf(ospg *g, ospg_node *parent, uint64_t idx, ospg_kind kind,
     }
     n->ended = 1;
     n->nchildren = w ? 1 : 0;
-    if ((w && apply_w(g, n, w->work, w->loc, w->region, w->flags)) ||
+    if ((w && apply_w(g, n, w->work, w->loc, w->region, w->flags, NULL, 0)) ||
         finalize(g, n)) {
         node_release(g, n);
         return gerr(g);
@@ -1830,13 +1890,22 @@ int ospg_leaf(ospg *g, ospg_node *parent, uint64_t idx, ospg_kind kind,
 int ospg_work(ospg *g, ospg_node *parent, uint64_t idx, uint64_t work,
               uint32_t loc, uint32_t region, unsigned flags)
 {
+    return ospg_work_sampled(g, parent, idx, work, loc, region, flags, NULL,
+                             0);
+}
+
+int ospg_work_sampled(ospg *g, ospg_node *parent, uint64_t idx,
+                      uint64_t work, uint32_t loc, uint32_t region,
+                      unsigned flags, const ospg_sample *smp, size_t nsmp)
+{
     int rc = gerr(g) ? gerr(g) : cache_bind(g);
     if (rc)
         return rc;
     if (!parent)
         return fail(g, OSPG_ERR_STATE);
     node_op op = {.kind = OP_WORK, .idx = idx, .work = work, .loc = loc,
-                  .region = region, .flags = flags};
+                  .region = region, .flags = flags,
+                  .smp = (ospg_sample *)smp, .nsmp = smp ? nsmp : 0};
     rc = submit(g, parent, &op, NULL);
     return rc ? rc : run(g);
 }

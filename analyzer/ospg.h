@@ -118,6 +118,23 @@ ospg_node *ospg_begin(ospg *g, ospg_node *parent, uint64_t idx, ospg_kind kind,
 int ospg_work(ospg *g, ospg_node *parent, uint64_t idx, uint64_t work,
               uint32_t loc, uint32_t region, unsigned flags);
 
+/* Samples of a W-node's code at one source line: loc is a location the
+ * caller interned for that line (lines are locations of their own, which
+ * the caller tells apart from directives when it reports). */
+typedef struct ospg_sample {
+    uint32_t loc;
+    uint32_t count;
+} ospg_sample;
+
+/* ospg_work with the samples taken while the W-node ran: its work is also
+ * split among their lines in proportion to the counts, in every scenario.
+ * A line's critical work is then its share of the critical path (its
+ * W-nodes' shares where they lie on it), its work its share of all work,
+ * its instances the samples and its span its work.  smp is copied. */
+int ospg_work_sampled(ospg *g, ospg_node *parent, uint64_t idx,
+                      uint64_t work, uint32_t loc, uint32_t region,
+                      unsigned flags, const ospg_sample *smp, size_t nsmp);
+
 /* The work of a leaf's one W-child (see ospg_work). */
 typedef struct ospg_leaf_work {
     uint64_t work;

@@ -402,8 +402,62 @@ static void case_all_memory(void)
     ospg_free(g);
 }
 
+/* Samples split a W-node's work among source lines (A = 10, B = 11, C =
+ * 12 are line locations).  root: W40 {A:1, B:3}; P task{W t {C:1}};
+ * W60 {A:2}.
+ * Task of 10: span 40 + 60 = 100, the task off the path: A critical
+ * 10 + 60 = 70, B 30, C 0; work A 70, B 30, C 10; instances (samples)
+ * A 3, B 3, C 1.  Task of 200: span 40 + 200 = 240, W60 off the path: A
+ * critical 10, B 30, C 200; works unchanged.  In a scenario that makes
+ * the task's location free (x inf), span 100 again and C 0.  The
+ * directives' own critical work still sums to the span. */
+static void case_samples(void)
+{
+    enum { A = 10, B = 11, C = 12 };
+    static const uint32_t task_loc[] = {TASK};
+    ospg_scenario sc[2];
+    memset(sc, 0, sizeof sc);
+    sc[1].factor = INFINITY;
+    sc[1].locs = task_loc;
+    sc[1].nlocs = 1;
+    for (int big = 0; big < 2; big++) {
+        current = big ? "samples, task critical" : "samples";
+        uint64_t t = big ? 200 : 10;
+        ospg *g = ospg_new(2, sc);
+        ospg_node *r = ospg_root(g);
+        ospg_sample s0[] = {{A, 1}, {B, 3}}, s1[] = {{C, 1}}, s2[] = {{A, 2}};
+        /* the second time out of order: sampled W-nodes parked */
+        if (big)
+            CHECK(ospg_work_sampled(g, r, 2, 60, PROG, 0, 0, s2, 1) == 0);
+        ospg_node *tk = ospg_begin(g, r, 1, OSPG_P, TASK, NULL, NULL, 0,
+                                   NULL);
+        CHECK(ospg_work_sampled(g, tk, 0, t, TASK, 0, 0, s1, 1) == 0);
+        CHECK(ospg_end(g, tk, 1, OSPG_LOC_NONE) == 0);
+        CHECK(ospg_work_sampled(g, r, 0, 40, PROG, 0, 0, s0, 2) == 0);
+        if (!big)
+            CHECK(ospg_work_sampled(g, r, 2, 60, PROG, 0, 0, s2, 1) == 0);
+        ospg_profile p;
+        CHECK(ospg_finish(g, 3, &p) == 0);
+        CHECK(p.span[0] == (big ? 240 : 100));
+        CHECK(crit_of(&p, A, 0) == (big ? 10 : 70));
+        CHECK(crit_of(&p, B, 0) == 30);
+        CHECK(crit_of(&p, C, 0) == (big ? 200 : 0));
+        CHECK(p.span[1] == 100 && crit_of(&p, C, 1) == 0);
+        CHECK(crit_of(&p, A, 1) == 70);
+        const ospg_loc_stat *a = stat_of(&p, A), *b = stat_of(&p, B),
+                            *c = stat_of(&p, C);
+        CHECK(a && a->work == 70 && a->instances == 3);
+        CHECK(b && b->work == 30 && b->instances == 3);
+        CHECK(c && c->work == t && c->instances == 1);
+        CHECK(crit_of(&p, PROG, 0) + crit_of(&p, TASK, 0) == p.span[0]);
+        ospg_profile_free(&p);
+        ospg_free(g);
+    }
+}
+
 int main(void)
 {
+    case_samples();
     case_all_memory();
     case_partial();
     case_parallel();

@@ -1,0 +1,34 @@
+/* sampler.h - where a thread's serial code spends its time.
+ *
+ * Each profiled thread opens a perf_event software clock of its own CPU
+ * time (no PMU needed; a VM allows it) that samples the thread's user-mode
+ * instruction pointer every period of CPU time into a ring buffer mapped
+ * in the process.  The tool drains the ring when it closes a fragment, so
+ * every sample belongs to the W-node that ran when it was taken.  Nothing
+ * here allocates or locks: a drain reads two words when no sample is
+ * waiting.
+ */
+#ifndef WHATIF_SAMPLER_H
+#define WHATIF_SAMPLER_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+typedef struct sampler_thread {
+    int fd;              /* -1: not sampling */
+    void *ring;          /* the perf mmap: a header page, then the data */
+    size_t ring_len;
+    uint64_t lost;       /* samples the kernel dropped (ring full) */
+} sampler_thread;
+
+/* Starts sampling the calling thread every period_ns of its CPU time.
+ * Returns 0, or -1 with errno set (the thread then is not sampled). */
+int sampler_open(sampler_thread *s, uint64_t period_ns);
+void sampler_close(sampler_thread *s);
+
+/* Calls fn(arg, ip) for every sample taken since the last drain, oldest
+ * first, and frees their room; returns how many there were. */
+size_t sampler_drain(sampler_thread *s, void (*fn)(void *arg, uint64_t ip),
+                     void *arg);
+
+#endif
