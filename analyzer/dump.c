@@ -51,6 +51,9 @@ static void print_rec(uint64_t off, const trace_rec *r)
             printf(" region=%" PRIu32, r->region);
         if (r->flags & OSPG_W_CONTINUES)
             fputs(" continues", stdout);
+        for (size_t i = 0; i < r->nsamples; i++)
+            printf(" sample=%" PRIu32 "x%" PRIu32, r->samples[i].loc,
+                   r->samples[i].count);
         break;
     case TRACE_END:
         printf("END id=%" PRIu64 " children=%" PRIu64, r->id, r->nchildren);

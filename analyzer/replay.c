@@ -296,8 +296,8 @@ int replay_engine_apply(replay_engine *rp, const trace_rec *r,
     case TRACE_WORK:
         if (!(p = find_node(rp, r->parent)))
             return 0;
-        rc = ospg_work(rp->g, p->node, r->idx, r->work, r->loc, r->region,
-                       r->flags);
+        rc = ospg_work_sampled(rp->g, p->node, r->idx, r->work, r->loc,
+                               r->region, r->flags, r->samples, r->nsamples);
         return rc ? core_error(rp, r, rc) : 1;
     case TRACE_LEAF: {
         if (!(p = find_node(rp, r->parent)))

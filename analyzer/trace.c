@@ -321,6 +321,8 @@ static inline uint8_t wire_type(const trace_rec *r)
             return TRACE_BEGIN;
         return r->kind == OSPG_S ? TRACE_BEGIN_S0 : TRACE_BEGIN_P0;
     case TRACE_WORK:
+        if (r->nsamples)
+            return TRACE_WORK_SAMPLED;
         return r->region || r->flags ? TRACE_WORK : TRACE_WORK0;
     case TRACE_END:
         return r->loc == OSPG_LOC_NONE ? TRACE_END0 : TRACE_END;
@@ -398,12 +400,20 @@ static inline void emit(sink *s, const wrec *w, uint64_t *prev)
         break;
     }
     case TRACE_WORK:
+    case TRACE_WORK_SAMPLED:
         sk_node(s, prev, r->parent);
         sk_varint(s, r->idx);
         sk_varint(s, r->work);
         sk_varint(s, loc_code(r->loc));
         sk_varint(s, r->region);
         sk_varint(s, r->flags);
+        if (t == TRACE_WORK_SAMPLED) {
+            sk_varint(s, r->nsamples);
+            for (size_t i = 0; i < r->nsamples; i++) {
+                sk_varint(s, loc_code(r->samples[i].loc));
+                sk_varint(s, r->samples[i].count);
+            }
+        }
         break;
     case TRACE_NOTE:
         sk_varint(s, loc_code(r->loc));
@@ -504,7 +514,7 @@ static size_t rec_bound(const wrec *w)
         return 1 + 3 * VARINT_MAX + 1 + 5 + 2 * VARINT_MAX + 3 +
                w->r.ndeps * (VARINT_MAX + 1);
     case TRACE_WORK:
-        return 1 + 3 * VARINT_MAX + 5 + 5 + 5;
+        return 1 + 3 * VARINT_MAX + 5 + 5 + 5 + 3 + w->r.nsamples * 10;
     case TRACE_NOTE:
         return 1 + 5 + 5 + VARINT_MAX;
     case TRACE_LOC:
@@ -717,6 +727,28 @@ int trace_write_work(trace_writer *w, uint64_t parent, uint64_t idx,
     return put_rec(w, &r);
 }
 
+int trace_write_work_sampled(trace_writer *w, uint64_t parent, uint64_t idx,
+                             uint64_t work, uint32_t loc, uint32_t region,
+                             uint32_t flags, const ospg_sample *smp,
+                             size_t nsmp)
+{
+    if (!w) {
+        errno = EINVAL;
+        return -1;
+    }
+    if (!nsmp)
+        return trace_write_work(w, parent, idx, work, loc, region, flags);
+    if (nsmp > TRACE_MAX_SAMPLES || !smp || (flags & ~OSPG_W_CONTINUES))
+        return reject(w);
+    for (size_t i = 0; i < nsmp; i++)
+        if (!smp[i].count)
+            return reject(w);
+    wrec r = {.r = {.type = TRACE_WORK, .parent = parent, .idx = idx,
+                    .work = work, .loc = loc, .region = region,
+                    .flags = flags, .nsamples = nsmp, .samples = smp}};
+    return put_rec(w, &r);
+}
+
 int trace_write_note(trace_writer *w, uint32_t loc, uint32_t note,
                      uint64_t value)
 {
@@ -909,7 +941,7 @@ struct trace_reader {
     uint64_t src_off;       /* file offset of the next byte not yet taken */
     int state;
     uint32_t stream;
-    uint32_t version;       /* of the file: 1 to 3 */
+    uint32_t version;       /* of the file: 1 to 4 */
     uint8_t *blk;           /* file mode: the current block's payload */
     size_t blk_cap;
     const uint8_t *pay;     /* the current payload (blk or inside mem) */
@@ -918,6 +950,8 @@ struct trace_reader {
     uint64_t prev;          /* node id decoded last in this block */
     ospg_dep *deps;
     size_t deps_cap;
+    ospg_sample *smp;
+    size_t smp_cap;
     char *str[2];
     size_t str_cap[2];
     char *err;
@@ -1094,6 +1128,7 @@ void trace_reader_close(trace_reader *r)
     free(r->err);
     free(r->blk);
     free(r->deps);
+    free(r->smp);
     free(r->str[0]);
     free(r->str[1]);
     free(r);
@@ -1292,6 +1327,35 @@ static int get_deps(trace_reader *r, trace_rec *rec)
     return 0;
 }
 
+static int get_samples(trace_reader *r, trace_rec *rec)
+{
+    uint64_t at = here(r), n;
+    if (get_u(r, &n) < 0)
+        return -1;
+    if (n == 0 || n > TRACE_MAX_SAMPLES)
+        return fail(r, at, "%llu sampled lines, must be 1..%u",
+                    (unsigned long long)n, TRACE_MAX_SAMPLES);
+    /* each takes at least 2 bytes: refuse before allocating */
+    if (n > (r->pay_len - r->pos) / 2)
+        return fail(r, at, "record runs past the end of its block");
+    if (grow((void **)&r->smp, &r->smp_cap, (size_t)n, TRACE_MAX_SAMPLES,
+             sizeof *r->smp) < 0)
+        return fail(r, at, "out of memory");
+    for (size_t i = 0; i < n; i++) {
+        uint64_t cat;
+        if (get_loc(r, &r->smp[i].loc) < 0)
+            return -1;
+        cat = here(r);
+        if (get_u32(r, &r->smp[i].count, "sample count") < 0)
+            return -1;
+        if (!r->smp[i].count)
+            return fail(r, cat, "a sampled line with no sample");
+    }
+    rec->nsamples = (size_t)n;
+    rec->samples = r->smp;
+    return 0;
+}
+
 static int decode(trace_reader *r, trace_rec *rec)
 {
     /* Only the fields a record type uses are set; zero the cheap rest. */
@@ -1301,6 +1365,8 @@ static int decode(trace_reader *r, trace_rec *rec)
     rec->owner = rec->work = rec->nchildren = 0;
     rec->region = rec->flags = rec->note = 0;
     rec->wloc = OSPG_LOC_NONE;
+    rec->nsamples = 0;
+    rec->samples = NULL;
     rec->value = 0;
     rec->ndeps = 0;
     rec->deps = NULL;
@@ -1310,7 +1376,8 @@ static int decode(trace_reader *r, trace_rec *rec)
     rec->type = t;
     rec->loc = OSPG_LOC_NONE;
     if ((t >= TRACE_BEGIN_S0 && t <= TRACE_END0 && r->version < 3) ||
-        ((t == TRACE_LEAF || t == TRACE_LEAF_P0) && r->version < 4))
+        ((t == TRACE_LEAF || t == TRACE_LEAF_P0 || t == TRACE_WORK_SAMPLED) &&
+         r->version < 4))
         return fail(r, at, "unknown record type %u", (unsigned)t);
     switch (t) {
     case TRACE_LEAF_P0:
@@ -1393,7 +1460,9 @@ static int decode(trace_reader *r, trace_rec *rec)
             return -1;
         break;
     }
-    case TRACE_WORK: {
+    case TRACE_WORK:
+    case TRACE_WORK_SAMPLED: {
+        rec->type = TRACE_WORK;
         if (get_node(r, &rec->parent) < 0 || get_u(r, &rec->idx) < 0 ||
             get_u(r, &rec->work) < 0 || get_loc(r, &rec->loc) < 0 ||
             get_u32(r, &rec->region, "region") < 0)
@@ -1406,6 +1475,8 @@ static int decode(trace_reader *r, trace_rec *rec)
         if (rec->flags & ~OSPG_W_CONTINUES)
             return fail(r, fat, "work flags 0x%x unknown",
                         (unsigned)rec->flags);
+        if (t == TRACE_WORK_SAMPLED && get_samples(r, rec) < 0)
+            return -1;
         break;
     }
     case TRACE_NOTE: {
@@ -1472,7 +1543,8 @@ static int skim_record(trace_reader *r)
     uint8_t t = r->pay[r->pos];
     uint64_t group, ndeps;
     int shortform = t >= TRACE_BEGIN_S0 && t <= TRACE_END0 && r->version >= 3;
-    int leaf = (t == TRACE_LEAF || t == TRACE_LEAF_P0) && r->version >= 4;
+    int leaf = (t == TRACE_LEAF || t == TRACE_LEAF_P0 ||
+                t == TRACE_WORK_SAMPLED) && r->version >= 4;
     if (t != TRACE_BEGIN && t != TRACE_WORK && t != TRACE_END && !shortform &&
         !leaf)
         return 0;
@@ -1481,6 +1553,13 @@ static int skim_record(trace_reader *r)
     switch (t) {
     case TRACE_LEAF_P0:
         return skip_varints(r, 4) ? -1 : 1;
+    case TRACE_WORK_SAMPLED:
+        if (skip_varints(r, 6) || get_u(r, &nchildren) < 0) /* nsamples */
+            return -1;
+        if (nchildren > TRACE_MAX_SAMPLES)
+            return fail(r, here(r), "%llu sampled lines, must be 1..%u",
+                        (unsigned long long)nchildren, TRACE_MAX_SAMPLES);
+        return skip_varints(r, 2 * nchildren) ? -1 : 1;
     case TRACE_LEAF:
         if (skip_varints(r, 4) || get_u(r, &group) < 0 ||
             skip_varints(r, group ? 1 : 0) || get_u(r, &nchildren) < 0)

@@ -18,6 +18,7 @@
 #define TRACE_VERSION 4u  /* written; the reader also reads versions 1-3 */
 #define TRACE_BLOCK_MAX (1u << 20) /* largest block payload a reader accepts */
 #define TRACE_MAX_DEPS 65536u      /* most depend items one record may carry */
+#define TRACE_MAX_SAMPLES 65536u   /* most sampled lines one WORK may carry */
 #define TRACE_MAX_STR 65536u       /* longest string field */
 
 /* Node id 0 is the root; it is begun implicitly and ended by an END record. */
@@ -50,9 +51,12 @@ enum {
     TRACE_BEGIN_P0 = 10, /* id parent idx loc: BEGIN of a P-node */
     TRACE_WORK0 = 11,    /* parent idx work loc */
     TRACE_END0 = 12,     /* id nchildren */
-    TRACE_LEAF_P0 = 14   /* parent idx loc work: LEAF of a P-node, no group,
+    TRACE_LEAF_P0 = 14,  /* parent idx loc work: LEAF of a P-node, no group,
                           * one W-child of its own location, no what-if
                           * region, no flags (version 4) */
+    TRACE_WORK_SAMPLED = 15 /* parent idx work loc region flags nsamples
+                             * {loc count}*: a WORK with the samples its
+                             * code took, by line (version 4) */
 };
 
 /* What a NOTE record says about a location: a part of its profile that is
@@ -102,6 +106,9 @@ typedef struct trace_rec {
     uint32_t region;   /* WORK; LEAF: its W-child's */
     uint32_t flags;    /* WORK: OSPG_W_* (0 in version 1); LEAF: its
                         * W-child's */
+    size_t nsamples;   /* WORK: sampled lines, 0 for most */
+    const ospg_sample *samples; /* WORK: owned by the reader, valid until
+                                 * next; NULL when nsamples is 0 */
     uint32_t note;     /* NOTE: trace_note */
     uint64_t value;    /* NOTE */
     uint64_t nchildren;/* END; LEAF: 0 or 1 */
@@ -136,6 +143,12 @@ int trace_write_begin(trace_writer *w, uint64_t id, uint64_t parent,
 int trace_write_work(trace_writer *w, uint64_t parent, uint64_t idx,
                      uint64_t work, uint32_t loc, uint32_t region,
                      uint32_t flags);
+/* A WORK whose code was sampled: smp[0..nsmp) are its lines and counts
+ * (at most TRACE_MAX_SAMPLES, counts above 0); nsmp 0 is a plain WORK. */
+int trace_write_work_sampled(trace_writer *w, uint64_t parent, uint64_t idx,
+                             uint64_t work, uint32_t loc, uint32_t region,
+                             uint32_t flags, const ospg_sample *smp,
+                             size_t nsmp);
 int trace_write_end(trace_writer *w, uint64_t id, uint64_t nchildren,
                     uint32_t loc);
 /* A node begun and ended at once, with at most one child, a W-node (w, or

@@ -227,12 +227,20 @@ ospg_node *online_begin(online_thread *t, ospg_node *parent, uint64_t idx,
 void online_work(online_thread *t, ospg_node *parent, uint64_t idx,
                  uint64_t work, uint32_t loc, uint32_t region, unsigned flags)
 {
+    online_work_sampled(t, parent, idx, work, loc, region, flags, NULL, 0);
+}
+
+void online_work_sampled(online_thread *t, ospg_node *parent, uint64_t idx,
+                         uint64_t work, uint32_t loc, uint32_t region,
+                         unsigned flags, const ospg_sample *smp, size_t nsmp)
+{
     if (!event_enter(t))
         return;
     int err;
     if (!parent)
         note_failure("an event names a node whose begin failed");
-    else if ((err = ospg_work(graph, parent, idx, work, loc, region, flags)))
+    else if ((err = ospg_work_sampled(graph, parent, idx, work, loc, region,
+                                      flags, smp, nsmp)))
         note_graph_failure("work", err);
     event_leave(t);
 }

@@ -47,6 +47,11 @@ ospg_node *online_begin(online_thread *t, ospg_node *parent, uint64_t idx,
                         ospg_node *owner, const ospg_dep *deps, size_t ndeps);
 void online_work(online_thread *t, ospg_node *parent, uint64_t idx,
                  uint64_t work, uint32_t loc, uint32_t region, unsigned flags);
+/* online_work with the samples of the W-node's code (ospg_work_sampled). */
+void online_work_sampled(online_thread *t, ospg_node *parent, uint64_t idx,
+                         uint64_t work, uint32_t loc, uint32_t region,
+                         unsigned flags, const ospg_sample *smp,
+                         size_t nsmp);
 void online_end(online_thread *t, ospg_node *node, uint64_t nchildren,
                 uint32_t loc);
 /* A node begun and ended at once with at most one child, a W-node

@@ -80,7 +80,8 @@ int main(int argc, char **argv)
     if (trace_writer_close(w) != 0)
         return fail(p);
 
-    /* leaves (version 4): short and long forms, a group member, none */
+    /* version 4: leaves (short and long forms, a group member, none) and
+     * a WORK with samples */
     snprintf(p, sizeof p, "%s/seed-leaf-v4.tr", argv[1]);
     if (!(w = trace_writer_open(p, 3, 0)))
         return fail(p);
@@ -92,7 +93,9 @@ int main(int argc, char **argv)
     trace_write_leaf(w, 1, 1, OSPG_S, 5, 0, 0, &lb);
     trace_write_leaf(w, 1, 2, OSPG_P, 5, 9, 1, &la);
     trace_write_leaf(w, 1, 3, OSPG_P, 5, 0, 0, NULL);
-    trace_write_end(w, 1, 4, OSPG_LOC_NONE);
+    static const ospg_sample sm[2] = {{6, 3}, {7, 1}};
+    trace_write_work_sampled(w, 1, 4, 400, 5, 0, 0, sm, 2);
+    trace_write_end(w, 1, 5, OSPG_LOC_NONE);
     trace_write_end(w, 0, 1, 0);
     if (trace_writer_close(w) != 0)
         return fail(p);

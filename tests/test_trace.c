@@ -160,6 +160,16 @@ static trace_rec r_workf(uint64_t parent, uint64_t idx, uint64_t work,
     r.flags = flags;
     return r;
 }
+static trace_rec r_works(uint64_t parent, uint64_t idx, uint64_t work,
+                         uint32_t loc, uint32_t region, uint32_t flags,
+                         const ospg_sample *smp, size_t n)
+{
+    trace_rec r = r_work(parent, idx, work, loc, region);
+    r.flags = flags;
+    r.nsamples = n;
+    r.samples = n ? smp : NULL;
+    return r;
+}
 static trace_rec r_note(uint32_t loc, uint32_t note, uint64_t value)
 {
     return (trace_rec){.type = TRACE_NOTE, .loc = loc, .note = note,
@@ -206,8 +216,9 @@ static int write_rec(trace_writer *w, const trace_rec *r)
                                  (ospg_kind)r->kind, r->loc, r->group,
                                  r->owner, r->deps, r->ndeps);
     case TRACE_WORK:
-        return trace_write_work(w, r->parent, r->idx, r->work, r->loc,
-                                r->region, r->flags);
+        return trace_write_work_sampled(w, r->parent, r->idx, r->work, r->loc,
+                                        r->region, r->flags, r->samples,
+                                        r->nsamples);
     case TRACE_NOTE:
         return trace_write_note(w, r->loc, r->note, r->value);
     case TRACE_END:
@@ -247,6 +258,19 @@ static int rec_eq(const trace_rec *g, const trace_rec *e, char *why, size_t n)
     if (e->type == TRACE_LEAF) {
         F(wloc)
     }
+    F(nsamples)
+    if ((g->samples == NULL) != (e->samples == NULL)) {
+        snprintf(why, n, "samples pointer NULL mismatch");
+        return 0;
+    }
+    for (size_t i = 0; i < e->nsamples; i++)
+        if (g->samples[i].loc != e->samples[i].loc ||
+            g->samples[i].count != e->samples[i].count) {
+            snprintf(why, n, "sample %zu: got %u/%u want %u/%u", i,
+                     g->samples[i].loc, g->samples[i].count,
+                     e->samples[i].loc, e->samples[i].count);
+            return 0;
+        }
 #undef F
     if ((g->deps == NULL) != (e->deps == NULL)) {
         snprintf(why, n, "deps pointer NULL mismatch");
@@ -352,6 +376,12 @@ static size_t build_edge_set(trace_rec *out, size_t cap)
         maxd[i] = (ospg_dep){i & 1 ? (uint64_t)1 << 63 : rnd(),
                              (uint32_t)(1 + (i * 7) % 5)};
 
+    static const ospg_sample one_smp[1] = {{7, 1}};
+    size_t nmany_smp = 300;
+    ospg_sample *many_smp = keep(malloc(nmany_smp * sizeof *many_smp));
+    for (size_t i = 0; i < nmany_smp; i++)
+        many_smp[i] = (ospg_sample){i % 3 ? (uint32_t)i : UINT32_MAX - 1,
+                                    i % 5 ? (uint32_t)(1 + i) : UINT32_MAX};
     trace_rec fixed[] = {
         r_meta("", ""),
         r_meta("key", "value"),
@@ -380,6 +410,9 @@ static size_t build_edge_set(trace_rec *out, size_t cap)
         r_end(UINT64_MAX, UINT64_MAX, OSPG_LOC_NONE),
         r_end(1, 1, 1),
         r_end(0, 0, OSPG_LOC_NONE),
+        r_works(1, 2, 300, 4, 0, 0, one_smp, 1),
+        r_works(UINT64_MAX, UINT64_MAX, UINT64_MAX, OSPG_LOC_NONE, UINT32_MAX,
+                OSPG_W_CONTINUES, many_smp, nmany_smp),
         r_leaf(0, 0, OSPG_P, 0, 0, 0, 1, 0, 0, 0, 0),        /* short form */
         r_leaf(UINT64_MAX, UINT64_MAX, OSPG_P, UINT32_MAX - 1, 0, 0, 1,
                UINT64_MAX, UINT32_MAX - 1, 0, 0),             /* short form */
@@ -437,6 +470,15 @@ static size_t build_edge_set(trace_rec *out, size_t cap)
         case 4:
             out[n++] = r_work(top, kids[depth]++, rnd() % 1000000,
                               (uint32_t)(rnd() % 50), (uint32_t)(rnd() % 3));
+            if (rnd() % 4 == 0) { /* sampled */
+                size_t ns = 1 + rnd() % 4;
+                ospg_sample *sm = keep(malloc(ns * sizeof *sm));
+                for (size_t i = 0; i < ns; i++)
+                    sm[i] = (ospg_sample){(uint32_t)(100 + rnd() % 50),
+                                          (uint32_t)(1 + rnd() % 9)};
+                out[n - 1].nsamples = ns;
+                out[n - 1].samples = sm;
+            }
             break;
         case 5:
             if (depth > 0) {
@@ -1395,7 +1437,7 @@ static void test_payload_errors(void)
         {"0300008000", 35, "overlong varint"},
         {"03ffffffffffffffffffff01", 33, "varint longer than 10 bytes"},
         {"0380808080808080808002", 33, "varint overflows 64 bits"},
-        {"030000010f", 36, "unknown record type 15"},
+        {"0300000110", 36, "unknown record type 16"},
         /* LEAF: parent idx kind loc group [owner] nchildren [...] */
         {"0d00000306000000", 35, "node kind 3, must be 1 (S) or 2 (P)"},
         {"0d0000010601070000", 37, "a group member must be a P-node"},
@@ -1403,6 +1445,10 @@ static void test_payload_errors(void)
         {"0d000002060001640600", 42, "record runs past the end of its block"},
         {"0d00000206000164060002", 42, "work flags 0x2 unknown"},
         {"0e000006", 36, "record runs past the end of its block"},
+        /* WORK with samples: ... flags nsamples {loc count}* */
+        {"0f0000640600000000", 39, "0 sampled lines, must be 1..65536"},
+        {"0f000064060000010700", 41, "a sampled line with no sample"},
+        {"0f00006406000002070107", 39, "record runs past the end of its block"},
         {"08000000", 34, "note 0 unknown"},
         {"08000600", 34, "note 6 unknown"},
         {"080001", 35, "record runs past the end of its block"},
