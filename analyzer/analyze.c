@@ -253,6 +253,9 @@ static size_t candidates(const ospg_profile *p, const loctab *lt,
         int found = 0;
         for (size_t i = 0; i < p->nlocs; i++) {
             uint64_t cw = p->locs[i].critical[0];
+            const loctab_entry *le = loctab_get(lt, p->locs[i].loc);
+            if (le && report_is_line(le->directive))
+                continue; /* a sampled line: no scenario can select it */
             int taken = 0;
             for (size_t j = 0; j < n; j++)
                 taken |= out[j] == p->locs[i].loc;

@@ -507,11 +507,19 @@ static int csv_cmp(const void *pa, const void *pb)
     return c;
 }
 
-/* The rows after the program row, in the contract's order: *items and
- * *order are the caller's to free.  Returns 0, or -1 when out of memory. */
+int report_is_line(const char *directive)
+{
+    return directive && !strncmp(directive, "line", 4) &&
+           (directive[4] == 0 || directive[4] == ':');
+}
+
+/* The rows after the program row, in the contract's order: the
+ * directives' (lines 0) or the sampled source lines' (lines 1).  *items
+ * and *order are the caller's to free.  Returns 0, or -1 when out of
+ * memory. */
 static int sorted_rows(const ospg_profile *p, size_t scen, const loctab *lt,
-                       csv_item **items_out, csv_item ***order_out,
-                       size_t *n_out)
+                       int lines, csv_item **items_out,
+                       csv_item ***order_out, size_t *n_out)
 {
     uint64_t pspan = p->span[scen];
     csv_item *items = NULL;
@@ -536,6 +544,8 @@ static int sorted_rows(const ospg_profile *p, size_t scen, const loctab *lt,
         it->st = st;
         it->crit_key = pspan ? st->critical[scen] : 0;
         resolve_name(lt, st->loc, &it->name);
+        if (report_is_line(it->name.directive) != lines)
+            continue;
         order[n++] = it;
     }
     if (n > 1)
@@ -578,7 +588,7 @@ int report_fprint_profile_csv(FILE *f, const char *name,
     csv_item *items;
     csv_item **order;
     size_t n;
-    if (sorted_rows(p, scen, lt, &items, &order, &n)) {
+    if (sorted_rows(p, scen, lt, 0, &items, &order, &n)) {
         set_msg(err, errlen, "%s: out of memory", name);
         return -1;
     }
@@ -753,7 +763,8 @@ static void json_string(out *o, const char *str)
 static const char *const numeric_keys[] = {
     "threads", "metric_read_bias", "peak_live_nodes",
     "trace_streams", "trace_bytes", "analyzer_peak_live_nodes",
-    "analyzer_scan_seconds", "analyzer_profile_seconds",
+    "analyzer_scan_seconds", "analyzer_profile_seconds", "sample_rate_hz",
+    "samples", "samples_lost",
 };
 
 static int numeric_key(const char *key)
@@ -919,6 +930,12 @@ static const char db_schema[] =
     " p.critical_percent AS critical_percent"
     " FROM profile p JOIN scenario s ON s.id = p.scenario"
     " LEFT JOIN location l ON l.id = p.location_id;\n"
+    "CREATE VIEW critical_line AS SELECT location,"
+    " CASE WHEN directive LIKE 'line:%' THEN substr(directive, 6) ELSE ''"
+    " END AS function, instances AS samples, critical_work,"
+    " critical_percent, work FROM profile_named"
+    " WHERE scenario = 0 AND (directive = 'line' OR directive LIKE 'line:%')"
+    " ORDER BY critical_work DESC, samples DESC;\n"
     "CREATE TABLE note(location_id INTEGER NOT NULL, note TEXT NOT NULL,"
     " value INTEGER NOT NULL, text TEXT NOT NULL,"
     " PRIMARY KEY(location_id, note));\n"
@@ -1240,6 +1257,57 @@ static int path_in(char *buf, size_t len, const char *dir, const char *name,
     return 0;
 }
 
+int report_write_lines_csv(const char *path, const ospg_profile *p,
+                           const loctab *lt, char *err, size_t errlen)
+{
+    clear_msg(err, errlen);
+    csv_item *items;
+    csv_item **order;
+    size_t n;
+    if (!p || !p->nscen || sorted_rows(p, 0, lt, 1, &items, &order, &n)) {
+        set_msg(err, errlen, "%s: %s", path ? path : "(null)",
+                p && p->nscen ? "out of memory" : "invalid argument");
+        return -1;
+    }
+    char tmp[PATH_MAX + 32];
+    FILE *f = report_open_tmp(path, tmp, sizeof(tmp), err, errlen);
+    if (!f) {
+        free(items);
+        free(order);
+        return -1;
+    }
+    out o = { f, 0 };
+    outs(&o, "location,function,samples,critical_work,critical_percent,"
+             "work\n");
+    for (size_t i = 0; i < n; i++) {
+        const ospg_loc_stat *st = order[i]->st;
+        const char *fn = order[i]->name.directive + 4;
+        char pct[REPORT_NUMBUF];
+        report_format_percent(pct, st->critical[0], p->span[0]);
+        csv_field(&o, order[i]->name.where);
+        outc(&o, ',');
+        csv_field(&o, *fn == ':' ? fn + 1 : "");
+        outf(&o, ",%" PRIu64 ",%" PRIu64 ",%s,%" PRIu64 "\n", st->instances,
+             st->critical[0], pct, st->work);
+    }
+    free(items);
+    free(order);
+    int rc = out_finish(&o, path, err, errlen);
+    return report_close_tmp(f, tmp, path, rc == 0, err, errlen);
+}
+
+/* Whether p holds any sampled source line. */
+static int has_lines(const ospg_profile *p, const loctab *lt)
+{
+    for (size_t i = 0; i < p->nlocs; i++) {
+        loc_name nm;
+        resolve_name(lt, p->locs[i].loc, &nm);
+        if (report_is_line(nm.directive))
+            return 1;
+    }
+    return 0;
+}
+
 int report_write_all(const char *dir, const ospg_profile *p, const loctab *lt,
                      const report_meta *meta, const report_notes *notes,
                      const char *const *scen_names, const double *scen_factors,
@@ -1259,6 +1327,11 @@ int report_write_all(const char *dir, const ospg_profile *p, const loctab *lt,
         path_in(path, sizeof(path), dir, "profile.db", err, errlen) ||
         report_write_db(path, p, lt, meta, notes, scen_names, scen_factors,
                         err, errlen))
+        return -1;
+    if (has_lines(p, lt) &&
+        (path_in(path, sizeof(path), dir, "critical_lines.csv", err,
+                 errlen) ||
+         report_write_lines_csv(path, p, lt, err, errlen)))
         return -1;
     return 0;
 }
@@ -1307,7 +1380,7 @@ int report_write_whatif_csv(const char *path, const ospg_profile *p,
         csv_item *items;
         csv_item **order;
         size_t n;
-        if (sorted_rows(p, s, lt, &items, &order, &n)) {
+        if (sorted_rows(p, s, lt, 0, &items, &order, &n)) {
             fclose(f);
             set_msg(err, errlen, "%s: out of memory", path);
             report_close_tmp(f, tmp, path, 0, NULL, 0);

@@ -157,8 +157,19 @@ int report_write_whatif_csv(const char *path, const ospg_profile *p,
 /* A factor as whatif.csv prints it: "2", "64", "inf", "own". */
 void report_format_factor(char buf[REPORT_NUMBUF], double factor);
 
+/* 1 when a location's directive names a sampled source line ("line" or
+ * "line:FUNCTION"), not a directive: such rows are left out of profile.csv
+ * and whatif.csv and make critical_lines.csv. */
+int report_is_line(const char *directive);
+
+/* critical_lines.csv (docs/output.md): the sampled source lines of
+ * scenario 0, by critical work.  Returns 0 or -1 with err. */
+int report_write_lines_csv(const char *path, const ospg_profile *p,
+                           const loctab *lt, char *err, size_t errlen);
+
 /* The three outputs of a run into dir (created if missing): profile.csv
- * (scenario 0), run.json and profile.db.  Returns 0, or -1 with one line
+ * (scenario 0), run.json and profile.db, and critical_lines.csv when the
+ * profile holds sampled lines.  Returns 0, or -1 with one line
  * in err; earlier files may then exist. */
 int report_write_all(const char *dir, const ospg_profile *p, const loctab *lt,
                      const report_meta *meta, const report_notes *notes,

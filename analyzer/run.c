@@ -39,8 +39,11 @@ static void usage(FILE *f)
 {
     fprintf(f, "usage: whatif run [-o DIR] [--mode online|offline|both] "
                "[--metric M] [--factors LIST] [--children ignore|profile] "
-               "[--opportunities] [--no-analyze] [-q] -- PROGRAM [ARGS...]\n"
-               "  metrics: %s\n  factors: what-if speed-ups, default %s\n",
+               "[--sample-rate HZ | --no-sample] [--opportunities] "
+               "[--no-analyze] [-q] -- PROGRAM [ARGS...]\n"
+               "  metrics: %s\n  factors: what-if speed-ups, default %s\n"
+               "  sample rate: samples per second of a thread's CPU time, "
+               "default 1000\n",
                counter_names(), SCEN_DEFAULT_FACTORS);
 }
 
@@ -51,7 +54,8 @@ static void usage(FILE *f)
  * shown as this run's. */
 static const char *const result_files[] = {
     "profile.csv", "run.json",      "profile.db", "whatif.csv",
-    "opportunities.csv", "report.html", ".whatif-started",
+    "opportunities.csv", "report.html", "critical_lines.csv",
+    ".whatif-started",
     ".whatif-child-started", ".whatif-tool-disabled",
 };
 
@@ -380,12 +384,14 @@ int cmd_run(int argc, char **argv)
         {"children", required_argument, NULL, 'c'},
         {"no-analyze", no_argument, NULL, 'n'},
         {"opportunities", no_argument, NULL, 'O'},
+        {"sample-rate", required_argument, NULL, 'S'},
+        {"no-sample", no_argument, NULL, 'N'},
         {"quiet", no_argument, NULL, 'q'},
         {"help", no_argument, NULL, 'h'},
         {NULL, 0, NULL, 0},
     };
     const char *out = "whatif-out", *metric_name = NULL, *mode = "online";
-    const char *factors = NULL, *children = "ignore";
+    const char *factors = NULL, *children = "ignore", *sample_hz = NULL;
     int analyze = 1, quiet = 0, c;
     optind = 1;
     while ((c = getopt_long(argc, argv, "+o:qh", opts, NULL)) != -1) {
@@ -412,6 +418,19 @@ int cmd_run(int argc, char **argv)
             break;
         case 'n': analyze = 0; break;
         case 'O': want_opportunities = 1; break;
+        case 'S': {
+            char *end;
+            long hz = strtol(optarg, &end, 10);
+            if (!*optarg || *end || hz < 1 || hz > 100000) {
+                fprintf(stderr, "whatif run: --sample-rate %s: use 1 to "
+                                "100000 samples per second (--no-sample for "
+                                "none)\n", optarg);
+                return 2;
+            }
+            sample_hz = optarg;
+            break;
+        }
+        case 'N': sample_hz = "0"; break;
         case 'q': quiet = 1; break;
         case 'h': usage(stdout); return 0;
         default: usage(stderr); return 2;
@@ -537,6 +556,10 @@ int cmd_run(int argc, char **argv)
             setenv("WHATIF_FACTORS", factors, 1);
         else
             unsetenv("WHATIF_FACTORS");
+        if (sample_hz)
+            setenv("WHATIF_SAMPLE_HZ", sample_hz, 1);
+        else
+            unsetenv("WHATIF_SAMPLE_HZ");
         execv(prog_path, argv + optind);
         fprintf(stderr, "whatif run: %s: %s\n", prog, strerror(errno));
         _exit(127);

@@ -7,6 +7,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "report.h"
+
 /* Factor lists are stored whole in run.json and in the trace's metadata
  * (a longer one is refused, never cut). */
 #define FACTOR_LIST_MAX 255
@@ -337,7 +339,9 @@ int scen_add_spec(scen_set *ss, const char *spec, const loctab *lt,
     uint32_t region_loc = 0;
     for (const loctab_entry *e = loctab_first(lt); e && n < 64;
          e = loctab_next(lt, e)) {
-        if (!where_matches(e->where, spec))
+        /* a sampled line is no directive: its code lies in some
+         * directive's W-nodes, which carry their own location */
+        if (!where_matches(e->where, spec) || report_is_line(e->directive))
             continue;
         if (!strcmp(e->directive, "region")) {
             region_loc = e->id;

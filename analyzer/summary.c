@@ -60,6 +60,31 @@ static int csv_fields(char *line, char **f)
     return n;
 }
 
+#define LINE_ROWS 5 /* sampled lines shown */
+
+/* The source lines that hold most of the critical path, when sampled. */
+static void summary_lines(const char *dir)
+{
+    char path[PATH_MAX + 64], line[8192];
+    snprintf(path, sizeof(path), "%s/critical_lines.csv", dir);
+    FILE *f = fopen(path, "r");
+    if (!f)
+        return;
+    int row = 0;
+    while (fgets(line, sizeof(line), f) && row <= LINE_ROWS) {
+        char *fl[8];
+        if (row++ == 0)
+            continue;
+        if (csv_fields(line, fl) < 5 || !strcmp(fl[3], "0"))
+            break;
+        if (row == 2)
+            fprintf(stderr, "whatif: critical path by source line "
+                            "(sampled; critical_lines.csv):\n");
+        fprintf(stderr, "  %-40s %-24s %8s%%\n", fl[0], fl[1], fl[4]);
+    }
+    fclose(f);
+}
+
 int summary_print(const char *dir)
 {
     char csv[PATH_MAX + 64], json[PATH_MAX + 64], metric[128];
@@ -93,6 +118,7 @@ int summary_print(const char *dir)
     fclose(f);
     if (row > SUMMARY_ROWS + 2)
         fprintf(stderr, "... %d more rows\n", row - SUMMARY_ROWS - 2);
+    summary_lines(dir);
     char complete[512];
     summary_json_string(json, "incomplete_why", complete, sizeof(complete));
     if (complete[0])

@@ -29,6 +29,7 @@
 static const char *const dir_names[DIR_COUNT] = {
     "parallel", "loop", "sections", "single", "masked", "critical", "lock",
     "ordered", "task", "taskloop", "taskgroup", "taskwait", "region",
+    "line",
 };
 
 typedef struct loc_key {
@@ -272,10 +273,11 @@ static void note_module(stream_thread *st, const void *code)
 
 /* The id of (kind, where): shared by every address that resolved to it.
  * Called under the lock; 0 (the program) when out of memory. */
-static uint32_t intern_name(stream_thread *st, int kind, const char *where)
+static uint32_t intern_name(stream_thread *st, const char *directive,
+                            const char *where)
 {
     char key[4480];
-    snprintf(key, sizeof(key), "%s %s", dir_names[kind], where);
+    snprintf(key, sizeof(key), "%s %s", directive, where);
     name_entry *n;
     HASH_FIND_STR(names, key, n);
     if (n)
@@ -289,9 +291,9 @@ static uint32_t intern_name(stream_thread *st, int kind, const char *where)
     /* Written under the lock so the definition precedes any reuse of the
      * id by this thread. */
     if (st->w)
-        trace_write_loc(st->w, n->id, dir_names[kind], where);
+        trace_write_loc(st->w, n->id, directive, where);
     if (loc_hook)
-        loc_hook(n->id, dir_names[kind], where);
+        loc_hook(n->id, directive, where);
     return n->id;
 }
 
@@ -332,7 +334,7 @@ uint32_t stream_loc_ident(stream_thread *st, const void *code,
         char where[4352];
         describe_ident(code, ident, where, sizeof(where));
         note_module(st, code);
-        uint32_t id = intern_name(st, kind, where);
+        uint32_t id = intern_name(st, dir_names[kind], where);
         if (id == OSPG_LOC_PROGRAM || !(e = calloc(1, sizeof(*e)))) {
             pthread_mutex_unlock(&lock);
             return OSPG_LOC_PROGRAM;
@@ -350,6 +352,79 @@ uint32_t stream_loc_ident(stream_thread *st, const void *code,
     st->cache[slot].loc = id;
     return id;
 }
+
+/* The name of a sampled instruction: "file:line" and its function where
+ * the module has debug information, else the module and the function's
+ * symbol, so that code without lines still adds up per function. */
+static void describe_sample(uint64_t ip, char *where, size_t wlen,
+                            char *func, size_t flen)
+{
+    char path[PATH_MAX];
+    uint64_t off;
+    func[0] = 0;
+    if (module_of((uintptr_t)ip, path, sizeof(path), &off)) {
+        snprintf(where, wlen, "unknown");
+        return;
+    }
+    /* The system's libraries (the runtime among them) are named by
+     * function: their lines are not the program's to change, and reading
+     * their debug information would cost megabytes. */
+    int system_lib = !strncmp(path, "/lib/", 5) ||
+                     !strncmp(path, "/lib64/", 7) ||
+                     !strncmp(path, "/usr/lib/", 9) ||
+                     !strncmp(path, "/usr/lib64/", 11);
+    if (!system_lib && !syms && !syms_failed && !(syms = sym_new()))
+        syms_failed = 1;
+    if (!system_lib && syms &&
+        sym_lookup(syms, path, off, where, wlen, func, flen) == 0)
+        return;
+    Dl_info info;
+    const char *base = strrchr(path, '/');
+    snprintf(where, wlen, "%s", base ? base + 1 : path);
+    if (dladdr((const void *)(uintptr_t)ip, &info) && info.dli_sname)
+        snprintf(func, flen, "%s", info.dli_sname);
+}
+
+uint32_t stream_line(stream_thread *st, uint64_t ip)
+{
+    /* cached as a code address, which names the instruction before it */
+    const void *code = (const void *)(uintptr_t)(ip + 1);
+    unsigned slot = loc_slot(code, NULL, DIR_LINE);
+    for (unsigned w = slot; w < slot + 2; w++)
+        if (st->cache[w].code == code && !st->cache[w].ident &&
+            st->cache[w].kind == DIR_LINE && st->cache[w].loc)
+            return st->cache[w].loc;
+    loc_key key;
+    memset(&key, 0, sizeof(key));
+    key.code = code;
+    key.kind = DIR_LINE;
+    loc_entry *e;
+    pthread_mutex_lock(&lock);
+    HASH_FIND(hh, locs, &key, sizeof(key), e);
+    if (!e) {
+        char where[4352], func[512], directive[600];
+        describe_sample(ip, where, sizeof(where), func, sizeof(func));
+        snprintf(directive, sizeof(directive), "line%s%s", func[0] ? ":" : "",
+                 func);
+        uint32_t id = intern_name(st, directive, where);
+        if (id == OSPG_LOC_PROGRAM || !(e = calloc(1, sizeof(*e)))) {
+            pthread_mutex_unlock(&lock);
+            return OSPG_LOC_PROGRAM;
+        }
+        e->key = key;
+        e->id = id;
+        HASH_ADD(hh, locs, key, sizeof(e->key), e);
+    }
+    uint32_t id = e->id;
+    pthread_mutex_unlock(&lock);
+    st->cache[slot + 1] = st->cache[slot];
+    st->cache[slot].code = code;
+    st->cache[slot].ident = NULL;
+    st->cache[slot].kind = DIR_LINE;
+    st->cache[slot].loc = id;
+    return id;
+}
+
 
 void stream_meta(stream_thread *st, const char *key, const char *value)
 {

@@ -46,7 +46,9 @@ static inline uint64_t stream_new_id(stream_thread *st)
 enum {
     DIR_PARALLEL, DIR_LOOP, DIR_SECTIONS, DIR_SINGLE, DIR_MASKED,
     DIR_CRITICAL, DIR_LOCK, DIR_ORDERED, DIR_TASK, DIR_TASKLOOP,
-    DIR_TASKGROUP, DIR_TASKWAIT, DIR_REGION, DIR_COUNT
+    DIR_TASKGROUP, DIR_TASKWAIT, DIR_REGION,
+    DIR_LINE, /* a source line where samples fell (not a directive) */
+    DIR_COUNT
 };
 
 /* The location id of the directive at return address code. */
@@ -56,6 +58,12 @@ uint32_t stream_loc(stream_thread *st, const void *code, int kind);
  * differs from the call's own. */
 uint32_t stream_loc_ident(stream_thread *st, const void *code,
                           const void *ident, int kind);
+
+/* The location of the source line of a sampled instruction pointer: its
+ * directive reads "line:FUNCTION" ("line" without a symbol), its place
+ * "file:line", or the module's name where it has no debug information.
+ * 0 (the program) when out of memory. */
+uint32_t stream_line(stream_thread *st, uint64_t ip);
 
 /* "file:line" (or "module+0xOFFSET") of the instruction before the return
  * address code, for a message.  Takes the location lock. */

@@ -34,12 +34,14 @@
 #include "counter.h"
 #include "online.h"
 #include "regions.h"
+#include "sampler.h"
 #include "scenario.h"
 #include "spin.h"
 #include "stream.h"
 #include "tool.h"
 
 #define LOC_STACK 32
+#define FRAG_LINES 16 /* sampled lines a fragment keeps (more are rare) */
 #define DEP_BUF 64
 
 typedef struct cnode {
@@ -197,6 +199,12 @@ typedef struct tstate {
     int nspare;
     _Atomic(tctx *) returned;
     counter_thread ct;
+    sampler_thread sm;       /* where its code is, sampled (sm.ring NULL:
+                              * not sampled) */
+    /* the samples of the fragment frag_take ended last, by line, until a
+     * W-node carries them */
+    ospg_sample frag_smp[FRAG_LINES];
+    int nfrag_smp;
     int ok;                  /* stream open */
     online_thread *q;        /* on the fly: this thread's handle */
     int in_frag;
@@ -218,6 +226,13 @@ typedef struct tstate {
  * shared library calls __tls_get_addr each time. */
 static __thread tstate *self __attribute__((tls_model("initial-exec")));
 static uint64_t read_bias;       /* counter_read_bias() at start-up */
+/* Sampling (sampler.h): the period in ns of a thread's CPU time, 0 for
+ * none; the main thread's sampler, opened before main; the tool's own
+ * code, whose samples are not the program's (a preloaded tool only). */
+static uint64_t sample_period;
+static sampler_thread main_sampler;
+static uintptr_t self_text_lo, self_text_hi;
+static atomic_uint_fast64_t samples_taken, samples_lost;
 static atomic_int counter_failures; /* threads whose counter did not open */
 static int mode_offline, mode_online;
 static char out_dir[4096];
@@ -454,6 +469,45 @@ static void crash_stack_drop(void *mem)
         free(mem);
 }
 
+/* The tool's own code (self: where the preloaded library begins; NULL
+ * when it is linked into the program, whose code it shares). */
+static int find_text(struct dl_phdr_info *info, size_t size, void *self)
+{
+    (void)size;
+    if ((void *)info->dlpi_addr != self)
+        return 0;
+    for (int i = 0; i < info->dlpi_phnum; i++) {
+        const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
+        if (ph->p_type == PT_LOAD && (ph->p_flags & PF_X)) {
+            self_text_lo = info->dlpi_addr + ph->p_vaddr;
+            self_text_hi = self_text_lo + ph->p_memsz;
+        }
+    }
+    return 1;
+}
+
+/* WHATIF_SAMPLE_HZ: samples per second of a thread's CPU time, 0 for
+ * none (default SAMPLE_HZ_DEFAULT); a bad value turns sampling off with
+ * one line. */
+#define SAMPLE_HZ_DEFAULT 1000
+static void sampling_setup(void *self)
+{
+    const char *hz = getenv("WHATIF_SAMPLE_HZ");
+    long rate = SAMPLE_HZ_DEFAULT;
+    if (hz && *hz) {
+        char *end;
+        rate = strtol(hz, &end, 10);
+        if (*end || rate < 0 || rate > 100000) {
+            fprintf(stderr, "whatif: WHATIF_SAMPLE_HZ=%s: use 0 (no "
+                            "sampling) to 100000; sampling off\n", hz);
+            rate = 0;
+        }
+    }
+    sample_period = rate ? 1000000000ull / (uint64_t)rate : 0;
+    if (sample_period && self)
+        dl_iterate_phdr(find_text, self);
+}
+
 __attribute__((constructor)) static void on_load(void)
 {
     decide_process();
@@ -473,6 +527,12 @@ __attribute__((constructor)) static void on_load(void)
         prefault_runtime();
         cpu_origin = thread_cpu_ns();
     }
+    sampling_setup(linked_in ? NULL : self_info.dli_fbase);
+    /* the main thread's serial code before the runtime starts is sampled
+     * too: its sampler waits for its state */
+    if (sample_period && (linked_in || (pre && !strcmp(pre, "1"))) &&
+        sampler_open(&main_sampler, sample_period))
+        memset(&main_sampler, 0, sizeof(main_sampler));
 }
 
 /* An empty file name in the output directory, for `whatif run`. */
@@ -503,12 +563,44 @@ __attribute__((destructor)) static void on_unload(void)
 
 /* ---- Fragments ---- */
 
-static inline void frag_open(tstate *ts)
+static void drop_sample(void *arg, uint64_t ip)
+{
+    (void)arg;
+    (void)ip;
+}
+
+/* A sample of the fragment ending now: its line, counted. */
+static void take_sample(void *arg, uint64_t ip)
+{
+    tstate *ts = arg;
+    if (ip >= self_text_lo && ip < self_text_hi)
+        return; /* the tool's own code: not the program's */
+    uint32_t loc = stream_line(&ts->st, ip);
+    for (int i = 0; i < ts->nfrag_smp; i++)
+        if (ts->frag_smp[i].loc == loc) {
+            ts->frag_smp[i].count++;
+            return;
+        }
+    if (ts->nfrag_smp < FRAG_LINES)
+        ts->frag_smp[ts->nfrag_smp++] = (ospg_sample){loc, 1};
+}
+
+/* Starts a fragment.  keep: the samples taken so far belong to it (the
+ * main thread's code since the program began); otherwise they were the
+ * tool's or the runtime's, between fragments. */
+static inline void frag_begin(tstate *ts, int keep)
 {
     ts->frag_cut = 0;
     ts->frag_start = counter_read(&metric, &ts->ct);
     ts->in_frag = 1;
     ts->frag_opens++;
+    if (ts->sm.ring && !keep)
+        sampler_drain(&ts->sm, drop_sample, NULL);
+}
+
+static inline void frag_open(tstate *ts)
+{
+    frag_begin(ts, 0);
 }
 
 static inline frame *top(tctx *c)
@@ -637,7 +729,8 @@ static inline uint64_t child_idx(cnode *p)
 }
 
 static void emit_work_in(tstate *ts, cnode *p, uint64_t work, uint32_t loc,
-                         uint32_t region, unsigned flags)
+                         uint32_t region, unsigned flags,
+                         const ospg_sample *smp, size_t nsmp)
 {
     uint64_t idx = UINT64_MAX;
     if (p->id == TRACE_ROOT_ID &&
@@ -647,18 +740,21 @@ static void emit_work_in(tstate *ts, cnode *p, uint64_t work, uint32_t loc,
     if (idx == UINT64_MAX)
         idx = child_idx(p);
     if (mode_offline && ts->ok)
-        trace_write_work(ts->st.w, p->id, idx, work, loc, region, flags);
+        trace_write_work_sampled(ts->st.w, p->id, idx, work, loc, region,
+                                 flags, smp, nsmp);
     if (mode_online)
-        online_work(ts->q, online_node(p), idx, work, loc, region, flags);
+        online_work_sampled(ts->q, online_node(p), idx, work, loc, region,
+                            flags, smp, nsmp);
 }
 
-/* Adds a W-node under p, inside the running task's what-if region. */
+/* Adds a W-node under p, inside the running task's what-if region, with
+ * the samples of the fragment just ended. */
 static void emit_work(tstate *ts, cnode *p, uint64_t work, uint32_t loc,
                       unsigned flags)
 {
     uint32_t region = ts->ctx ? ts->ctx->path : 0;
     tctx *t = p->lazy;
-    if (t && loc == t->base_loc && !flags &&
+    if (t && loc == t->base_loc && !flags && !ts->nfrag_smp &&
         (!t->lazy_nw || region == t->lazy_region)) {
         /* the task's own code, next to its earlier code: one W-node */
         t->lazy_work += work;
@@ -666,7 +762,9 @@ static void emit_work(tstate *ts, cnode *p, uint64_t work, uint32_t loc,
         t->lazy_nw = 1;
         return;
     }
-    emit_work_in(ts, p, work, loc, region, flags);
+    int nsmp = ts->nfrag_smp;
+    ts->nfrag_smp = 0; /* one W-node carries them */
+    emit_work_in(ts, p, work, loc, region, flags, ts->frag_smp, (size_t)nsmp);
 }
 
 static void write_task_begin(tstate *ts, struct tctx *t,
@@ -680,7 +778,8 @@ static void lazy_flush(tstate *ts, cnode *n)
     write_task_begin(ts, t, NULL, 0);
     if (t->lazy_nw) {
         t->lazy_nw = 0;
-        emit_work_in(ts, n, t->lazy_work, t->base_loc, t->lazy_region, 0);
+        emit_work_in(ts, n, t->lazy_work, t->base_loc, t->lazy_region, 0,
+                     NULL, 0);
     }
 }
 
@@ -740,6 +839,13 @@ static uint64_t frag_take(tstate *ts)
     uint64_t now =
         ts->frag_cut ? ts->frag_cut : counter_read(&metric, &ts->ct);
     ts->in_frag = 0;
+    ts->nfrag_smp = 0;
+    if (ts->sm.ring) {
+        size_t n = sampler_drain(&ts->sm, take_sample, ts);
+        if (n)
+            atomic_fetch_add_explicit(&samples_taken, n,
+                                      memory_order_relaxed);
+    }
     /* Leave out what the two reads themselves added. */
     return now > ts->frag_start + read_bias ? now - ts->frag_start - read_bias
                                             : 0;
@@ -750,10 +856,17 @@ static void materialize_chunk(tstate *ts, tctx *c, int ordered);
 static void close_regions(tctx *c);
 static inline int in_pieces(tctx *c);
 
+static void frag_emit(tstate *ts, uint64_t work);
+
 /* Ends the running fragment: its work becomes a W-node. */
 static void frag_close(tstate *ts)
 {
-    uint64_t work = frag_take(ts);
+    frag_emit(ts, frag_take(ts));
+}
+
+/* A fragment's work, taken, becomes a W-node where the task stands. */
+static void frag_emit(tstate *ts, uint64_t work)
+{
     tctx *c = ts->ctx;
     if (!c)
         return;
@@ -992,6 +1105,10 @@ static int chunk_leaf(tstate *ts, tctx *c)
     if (!c->chunk_lazy || !ts->in_frag || ordloop_get(ts, c, 0))
         return 0;
     uint64_t work = frag_take(ts);
+    if (ts->nfrag_smp) { /* its W-node carries samples: a node of its own */
+        frag_emit(ts, work);
+        return 1;
+    }
     c->chunk_lazy = 0;
     if (c->kind == CTX_IMPLICIT)
         c->share_work += work;
@@ -1457,6 +1574,14 @@ static void on_thread_begin(ompt_thread_t type, ompt_data_t *thread_data)
         ts->q = online_thread_open(ts->st.index);
     if (counter_thread_open(&metric, &ts->ct))
         atomic_fetch_add(&counter_failures, 1);
+    if (sample_period) {
+        if (main_sampler.ring && gettid() == getpid()) {
+            ts->sm = main_sampler; /* opened before main */
+            memset(&main_sampler, 0, sizeof(main_sampler));
+        } else if (sampler_open(&ts->sm, sample_period)) {
+            memset(&ts->sm, 0, sizeof(ts->sm));
+        }
+    }
     ts->crash_stack = crash_stack_setup();
     thread_data->ptr = ts;
     self = ts;
@@ -1476,6 +1601,8 @@ static void on_thread_end(ompt_data_t *thread_data)
     if (ts) {
         crash_stack_drop(ts->crash_stack);
         ts->crash_stack = NULL;
+        atomic_fetch_add(&samples_lost, ts->sm.lost);
+        sampler_close(&ts->sm);
     }
 }
 
@@ -1674,7 +1801,7 @@ static void on_implicit_task(ompt_scope_endpoint_t endpoint,
             initial_ctx.base_loc = OSPG_LOC_PROGRAM;
             task_data->ptr = &initial_ctx;
             ts->ctx = &initial_ctx;
-            frag_open(ts);
+            frag_begin(ts, 1); /* from where the program began */
             /* libomp starts the tool at its first construct: the serial
              * code before it is still the program's work, the runtime's
              * and the tool's start-up since then is not. */
@@ -2635,6 +2762,23 @@ static void finish(void)
     stream_meta(&ts->st, "threads", n);
     if (mode_online)
         online_meta("threads", n);
+    if (sample_period) {
+        char hz[32], got[32], lost[32];
+        snprintf(hz, sizeof(hz), "%llu",
+                 (unsigned long long)(1000000000ull / sample_period));
+        snprintf(got, sizeof(got), "%llu",
+                 (unsigned long long)atomic_load(&samples_taken));
+        snprintf(lost, sizeof(lost), "%llu",
+                 (unsigned long long)(atomic_load(&samples_lost) +
+                                      ts->sm.lost));
+        const char *kv[][2] = {{"sample_rate_hz", hz}, {"samples", got},
+                               {"samples_lost", lost}};
+        for (size_t i = 0; i < 3; i++) {
+            stream_meta(&ts->st, kv[i][0], kv[i][1]);
+            if (mode_online)
+                online_meta(kv[i][0], kv[i][1]);
+        }
+    }
     int failures = atomic_load(&counter_failures);
     if (failures) {
         char msg[160];
