@@ -910,7 +910,7 @@ int report_write_run_json(const char *path, const report_meta *meta,
 
 static const char db_schema[] =
     "CREATE TABLE schema_version(version INTEGER NOT NULL);\n"
-    "INSERT INTO schema_version(version) VALUES (2);\n"
+    "INSERT INTO schema_version(version) VALUES (3);\n"
     "CREATE TABLE run(key TEXT PRIMARY KEY, value TEXT);\n"
     "CREATE TABLE location(id INTEGER PRIMARY KEY, location TEXT NOT NULL,"
     " directive TEXT NOT NULL);\n"
@@ -939,7 +939,7 @@ static const char db_schema[] =
     "CREATE TABLE note(location_id INTEGER NOT NULL, note TEXT NOT NULL,"
     " value INTEGER NOT NULL, text TEXT NOT NULL,"
     " PRIMARY KEY(location_id, note));\n"
-    "PRAGMA user_version = 2;\n";
+    "PRAGMA user_version = 3;\n";
 
 /* uint64 values above INT64_MAX are clamped (docs/output.md). */
 static sqlite3_int64 clamp_i64(uint64_t v)

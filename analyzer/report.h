@@ -17,7 +17,7 @@
 #include "loctab.h"
 #include "ospg.h"
 
-#define REPORT_SCHEMA_VERSION 2 /* PRAGMA user_version of the database */
+#define REPORT_SCHEMA_VERSION 3 /* PRAGMA user_version of the database */
 
 /* ---- Run metadata ----
  *

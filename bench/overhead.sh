@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # overhead.sh - the overhead benchmark suite: micro-benchmarks of single
 # constructs and application kernels, each run without a tool, with an
-# empty OMPT tool (the floor), and with whatif on the fly and offline,
+# empty OMPT tool (the floor), and with whatif on the fly (kernels also
+# without sampling) and offline,
 # interleaved (A/B/C/D, repeated) so that every ratio compares runs of the
 # same moment.  Writes overhead.md and overhead.csv into OUT_DIR.
 #
@@ -45,6 +46,10 @@ run() {
     online|offline)
       envs=(LD_PRELOAD="$tool" WHATIF_PRELOAD=1 WHATIF_MODE=$config
             WHATIF_OUT="$work/out-$config")
+      [ -n "$metric" ] && envs+=(WHATIF_METRIC="$metric") ;;
+    nosample) # on the fly without sampling: what sampling costs
+      envs=(LD_PRELOAD="$tool" WHATIF_PRELOAD=1 WHATIF_MODE=online
+            WHATIF_SAMPLE_HZ=0 WHATIF_OUT="$work/out-$config")
       [ -n "$metric" ] && envs+=(WHATIF_METRIC="$metric") ;;
   esac
   rm -rf "$work/out-$config"
@@ -94,11 +99,12 @@ kernels=(
   "tasksort-fine|$bin/tasksort 8000000 16"
   "fib-nocutoff|$bin/fib 30 2"
 )
+kconfigs="$configs nosample"
 for k in "${kernels[@]}"; do
   name=${k%%|*}; cmd=${k#*|}
-  for c in $configs; do : >"$work/k-$name-$c"; : >"$work/r-$name-$c"; done
+  for c in $kconfigs; do : >"$work/k-$name-$c"; : >"$work/r-$name-$c"; done
   for r in $(seq "$reps"); do
-    for c in $configs; do
+    for c in $kconfigs; do
       res=$(run $c $cmd | head -1)
       echo "${res% *}" >>"$work/k-$name-$c"
       echo "${res#* }" >>"$work/r-$name-$c"
@@ -113,7 +119,7 @@ for k in "${kernels[@]}"; do
     tb=$(awk '/"trace_bytes":/ { gsub(/[^0-9]/, "", $2); b = $2 } /"nodes":/ { gsub(/[^0-9]/, "", $2); n = $2 } END { if (n > 0) printf "%.1f", b / n }' "$work/an/run.json")
     an=$(awk '/"analyzer_profile_seconds":/ { gsub(/[^0-9.]/, "", $2); s = $2 } /"nodes":/ { gsub(/[^0-9]/, "", $2); n = $2 } END { if (s > 0) printf "%.1f", n / s / 1e6 }' "$work/an/run.json")
   fi
-  for c in $configs; do
+  for c in $kconfigs; do
     med=$(median <"$work/k-$name-$c")
     rss=$(median <"$work/r-$name-$c")
     if [ $c = offline ]; then extra="$tb,$an"; else extra=","; fi
@@ -138,16 +144,16 @@ done
   echo
   echo "## Application kernels"
   echo
-  echo "| kernel | no tool s | on the fly | offline | peak RSS on the fly | trace bytes/node | analyzer M nodes/s (profile pass) |"
-  echo "|---|---:|---:|---:|---:|---:|---:|"
+  echo "| kernel | no tool s | on the fly | on the fly, no sampling | offline | peak RSS on the fly | trace bytes/node | analyzer M nodes/s (profile pass) |"
+  echo "|---|---:|---:|---:|---:|---:|---:|---:|"
   for k in "${kernels[@]}"; do
     name=${k%%|*}
     awk -F, -v k=$name '$1 == "kernel" && $2 == k { t[$3] = $4; r[$3] = $8; if ($9 != "") tb = $9; if ($10 != "") an = $10 }
-      END { printf "| %s | %.3f | %.2fx | %.2fx | %.2fx | %s | %s |\n", k, t["none"], t["online"] / t["none"], t["offline"] / t["none"], r["online"] / r["none"], tb, an }' "$csv"
+      END { printf "| %s | %.3f | %.2fx | %.2fx | %.2fx | %.2fx | %s | %s |\n", k, t["none"], t["online"] / t["none"], t["nosample"] / t["none"], t["offline"] / t["none"], r["online"] / r["none"], tb, an }' "$csv"
   done
   awk -F, '$1 == "kernel" { t[$2, $3] = $4; ks[$2] = 1 }
-    END { n = 0; lon = 0; loff = 0
-          for (k in ks) { n++; lon += log(t[k, "online"] / t[k, "none"]); loff += log(t[k, "offline"] / t[k, "none"]) }
-          printf "\nGeometric mean: on the fly %.2fx, offline %.2fx\n", exp(lon / n), exp(loff / n) }' "$csv"
+    END { n = 0; lon = 0; loff = 0; lns = 0
+          for (k in ks) { n++; lon += log(t[k, "online"] / t[k, "none"]); loff += log(t[k, "offline"] / t[k, "none"]); lns += log(t[k, "nosample"] / t[k, "none"]) }
+          printf "\nGeometric mean: on the fly %.2fx (%.2fx without sampling), offline %.2fx\n", exp(lon / n), exp(lns / n), exp(loff / n) }' "$csv"
 } >"$out/overhead.md"
 cat "$out/overhead.md"

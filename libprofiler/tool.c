@@ -205,6 +205,7 @@ typedef struct tstate {
      * W-node carries them */
     ospg_sample frag_smp[FRAG_LINES];
     int nfrag_smp;
+    int carry_pre;           /* main_pre_ips belong to the next fragment */
     int ok;                  /* stream open */
     online_thread *q;        /* on the fly: this thread's handle */
     int in_frag;
@@ -231,6 +232,12 @@ static uint64_t read_bias;       /* counter_read_bias() at start-up */
  * code, whose samples are not the program's (a preloaded tool only). */
 static uint64_t sample_period;
 static sampler_thread main_sampler;
+/* The main thread's samples from the program's start to the runtime's
+ * (taken at the first fork, before the runtime and the tool start up):
+ * they go to its first fragment, the start-up's samples do not. */
+#define PRE_IPS 512
+static uint64_t main_pre_ips[PRE_IPS];
+static int main_pre_n, main_pre_taken;
 static uintptr_t self_text_lo, self_text_hi;
 static atomic_uint_fast64_t samples_taken, samples_lost;
 static atomic_int counter_failures; /* threads whose counter did not open */
@@ -840,6 +847,14 @@ static uint64_t frag_take(tstate *ts)
         ts->frag_cut ? ts->frag_cut : counter_read(&metric, &ts->ct);
     ts->in_frag = 0;
     ts->nfrag_smp = 0;
+    if (ts->carry_pre) {
+        ts->carry_pre = 0;
+        for (int i = 0; i < main_pre_n; i++)
+            take_sample(ts, main_pre_ips[i]);
+        atomic_fetch_add_explicit(&samples_taken, (uint64_t)main_pre_n,
+                                  memory_order_relaxed);
+        main_pre_n = 0;
+    }
     if (ts->sm.ring) {
         size_t n = sampler_drain(&ts->sm, take_sample, ts);
         if (n)
@@ -1801,7 +1816,10 @@ static void on_implicit_task(ompt_scope_endpoint_t endpoint,
             initial_ctx.base_loc = OSPG_LOC_PROGRAM;
             task_data->ptr = &initial_ctx;
             ts->ctx = &initial_ctx;
-            frag_begin(ts, 1); /* from where the program began */
+            /* from where the program began: its samples up to the
+             * runtime's start, where they were set apart */
+            frag_begin(ts, !main_pre_taken);
+            ts->carry_pre = main_pre_taken;
             /* libomp starts the tool at its first construct: the serial
              * code before it is still the program's work, the runtime's
              * and the tool's start-up since then is not. */
@@ -2431,6 +2449,13 @@ static const void *fork_call_site(const void *call_site, const void *microtask)
     return call_site;
 }
 
+static void keep_pre_ip(void *arg, uint64_t ip)
+{
+    (void)arg;
+    if (main_pre_n < PRE_IPS)
+        main_pre_ips[main_pre_n++] = ip;
+}
+
 void tool_fork_enters(tool_runtime_span *sp, const void *call_site,
                       const void *microtask, const void *ident)
 {
@@ -2451,8 +2476,13 @@ void tool_fork_enters(tool_runtime_span *sp, const void *call_site,
     if (!active || !ts) {
         /* the runtime starts inside this fork: the program's work so far
          * ends here (the main thread's, while it is the first) */
-        if (!active && !cpu_runtime_entry && gettid() == getpid())
+        if (!active && !cpu_runtime_entry && gettid() == getpid()) {
             cpu_runtime_entry = thread_cpu_ns();
+            if (main_sampler.ring) {
+                sampler_drain(&main_sampler, keep_pre_ip, NULL);
+                main_pre_taken = 1;
+            }
+        }
         return;
     }
     if (atomic_load_explicit(&unsupported, memory_order_relaxed) || !ts->ctx)
