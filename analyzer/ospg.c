@@ -329,6 +329,8 @@ typedef struct stat_entry {
     stat_key key;
     uint64_t instances;
     uint64_t work;
+    uint64_t grains;     /* every P-node instance, nested or not */
+    uint64_t grain_work; /* their own work (nested grains' left out) */
     UT_hash_handle hh;
     uint64_t span[]; /* [nscen]: summed for plain entries, maxed in groups */
 } stat_entry;
@@ -414,6 +416,9 @@ struct ospg_node {
     park_item *parked;      /* out-of-order children, sorted by idx */
 
     uint64_t work;
+    /* work of the W-nodes below it that no nested grain (a P-node with a
+     * location: a task, a chunk) holds: a grain's own work */
+    uint64_t grain_own;
     uint64_t nodes;         /* nodes folded into it, itself and W included */
     uint64_t preds_pending; /* P: dependence predecessors not yet done */
     dep_event *event;       /* P with depend items: its finish, shared */
@@ -842,6 +847,8 @@ static stat_entry *stat_new(ospg *g, uint32_t loc, ospg_group *group)
 static void stat_combine(ospg *g, stat_entry *dst, const stat_entry *src)
 {
     dst->work += src->work;
+    dst->grains += src->grains;
+    dst->grain_work += src->grain_work;
     if (dst->key.group) {
         dst->instances = 1;
         for (size_t s = 0; s < g->nscen; s++)
@@ -915,6 +922,12 @@ static int stats_add(ospg *g, ospg_node *n, uint32_t loc, ospg_group *group,
     return 0;
 }
 
+/* A grain: a task or a loop chunk (any P-node with a location). */
+static int is_grain(const ospg_node *n)
+{
+    return n->kind == OSPG_P && n->loc != OSPG_LOC_NONE;
+}
+
 /* A finalized node's own contribution as an instance of its location,
  * added where it folds: usually the parent already holds the key, so this
  * costs no allocation. */
@@ -925,7 +938,13 @@ static int stats_own(ospg *g, ospg_node *n, ospg_node *into)
     uint64_t *spans = tc.scratch;
     for (size_t s = 0; s < g->nscen; s++)
         spans[s] = n->ser[s].len;
-    return stats_add(g, into, n->loc, n->group, n->work, spans, 1);
+    if (stats_add(g, into, n->loc, n->group, n->work, spans, 1))
+        return gerr(g);
+    if (is_grain(n)) { /* the entry stats_add just used */
+        into->hot->grains++;
+        into->hot->grain_work += n->grain_own;
+    }
+    return 0;
 }
 
 /* The outermost-instance rule: a node with location L drops the
@@ -941,12 +960,28 @@ static int stats_collapse(ospg *g, ospg_node *n)
     }
     n->hot = NULL; /* entries are dropped and rekeyed below */
     if (n->loc != OSPG_LOC_NONE) {
+        /* grains count every instance: theirs stay, as plain entries */
+        stat_entry *kept = NULL, *d;
         HASH_ITER(hh, n->stats, e, tmp) {
-            if (e->key.loc == n->loc) {
-                HASH_DEL(n->stats, e);
+            if (e->key.loc != n->loc)
+                continue;
+            HASH_DEL(n->stats, e);
+            if (!e->grains) {
                 stat_free(g, e);
+                continue;
+            }
+            e->instances = e->work = 0;
+            memset(e->span, 0, g->nscen * sizeof(*e->span));
+            e->key.group = 0;
+            HASH_FIND(hh, kept, &e->key, sizeof(e->key), d);
+            if (d) {
+                stat_combine(g, d, e);
+                stat_free(g, e);
+            } else {
+                HASH_ADD(hh, kept, key, sizeof(e->key), e);
             }
         }
+        stats_merge(g, n, &kept);
     }
     /* Close the groups this node owns: each becomes one instance. */
     if (atomic_load_explicit(&n->groups, memory_order_acquire)) {
@@ -1004,6 +1039,7 @@ static int apply_w(ospg *g, ospg_node *n, uint64_t work, uint32_t loc,
         return gerr(g);
     uint64_t *spans = tc.scratch;
     n->work += work;
+    n->grain_own += work;
     for (size_t s = 0; s < g->nscen; s++) {
         uint64_t ws = s ? ospg_scaled_work(&g->scen[s], work, loc, region)
                         : work;
@@ -1061,6 +1097,7 @@ static int apply_s(ospg *g, ospg_node *n, ospg_node *c)
     if (n->lazy_list && materialize_lazy(g, n))
         return gerr(g);
     n->work += c->work;
+    n->grain_own += c->grain_own; /* an S-node is never a grain */
     n->nodes += c->nodes;
     for (size_t s = 0; s < g->nscen; s++) {
         n->ser[s].len += c->ser[s].len;
@@ -1343,6 +1380,8 @@ static int fold_p(ospg *g, ospg_node *p)
         p->lazy_prefix = 0;
     }
     n->work += p->work;
+    if (!is_grain(p))
+        n->grain_own += p->grain_own;
     n->nodes += p->nodes;
     stats_merge(g, n, &p->stats);
     if (stats_own(g, p, n))
@@ -2011,6 +2050,8 @@ static int build_profile(ospg *g, ospg_profile *out)
         ls->loc = e->key.loc;
         ls->instances = e->instances;
         ls->work = e->work;
+        ls->grains = e->grains;
+        ls->grain_work = e->grain_work;
         ls->span = pool + 2 * g->nscen * i;
         ls->critical = ls->span + g->nscen;
         memcpy(ls->span, e->span, g->nscen * sizeof(uint64_t));

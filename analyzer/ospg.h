@@ -177,6 +177,10 @@ typedef struct ospg_loc_stat {
     uint32_t loc;
     uint64_t instances;  /* counted dynamic instances (outermost only) */
     uint64_t work;       /* total work of those instances */
+    uint64_t grains;     /* every instance of a grain (a P-node with this
+                          * location: a task, a chunk), nested or not */
+    uint64_t grain_work; /* the grains' own work: of the W-nodes they hold
+                          * that no nested grain holds */
     uint64_t *span;      /* [nscen] sum of their spans */
     uint64_t *critical;  /* [nscen] program critical-path work of W-nodes
                           * located here */

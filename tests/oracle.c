@@ -16,7 +16,9 @@
  *     DAG's;
  *  5. instances: a node whose location no proper ancestor carries (a W-node
  *     flagged OSPG_W_CONTINUES adds its work and span but no instance); members
- *     of a group aggregate (work summed, span maxed) into one instance.
+ *     of a group aggregate (work summed, span maxed) into one instance;
+ *  6. grains: every P-node with a location counts, nested or not; a W-node's
+ *     work goes to its nearest such ancestor.
  */
 #include "oracle.h"
 
@@ -666,6 +668,23 @@ int oracle_compute(const gg_graph *g, size_t nscen, const ospg_scenario *scen,
     free(gwork);
     free(gspan);
     free(gcount);
+
+    /* 6. grains: P-nodes with a location, each counted; a W-node's work
+     * belongs to its nearest such ancestor */
+    for (size_t i = 1; i < n && rc == 0; i++) {
+        const gg_node *X = &g->nodes[i];
+        if (X->kind == OSPG_P && X->loc != OSPG_LOC_NONE)
+            out->locs[loc_index(locs, nl, X->loc)].grains++;
+        if (X->kind != GG_W)
+            continue;
+        for (int32_t a = X->parent; a > 0; a = g->nodes[a].parent) {
+            const gg_node *A = &g->nodes[a];
+            if (A->kind == OSPG_P && A->loc != OSPG_LOC_NONE) {
+                out->locs[loc_index(locs, nl, A->loc)].grain_work += X->work;
+                break;
+            }
+        }
+    }
 
     free(locs);
     free(vin);

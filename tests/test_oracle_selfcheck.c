@@ -61,7 +61,9 @@ static const oracle_loc *L(const oracle_profile *p, uint32_t loc)
         printf("FAIL [%s] location %u missing\n", current, loc);
         failed++;
         static uint64_t zero[4];
-        static oracle_loc none = {0, 0, 0, zero, zero, zero, zero, zero};
+        static oracle_loc none = {.span = zero, .critical = zero,
+                                  .crit_min = zero, .crit_max = zero,
+                                  .crit_rule = zero};
         return &none;
     }
     return l;

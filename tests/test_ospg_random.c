@@ -629,7 +629,7 @@ static void compare(const gg_graph *g, const trial *t, const oracle_profile *o,
         const oracle_loc *ol = &o->locs[l];
         const ospg_loc_stat *pl = prof_find(p, ol->loc);
         if (!pl) {
-            int any = ol->instances || ol->work;
+            int any = ol->instances || ol->work || ol->grains;
             for (size_t s = 0; s < ns; s++)
                 any |= ol->span[s] || ol->crit_max[s];
             if (any)
@@ -646,6 +646,12 @@ static void compare(const gg_graph *g, const trial *t, const oracle_profile *o,
             report(R, "loc %u: work %llu, expected %llu", ol->loc,
                    (unsigned long long)pl->work,
                    (unsigned long long)ol->work);
+        if (pl->grains != ol->grains || pl->grain_work != ol->grain_work)
+            report(R, "loc %u: grains %llu of work %llu, expected %llu of %llu",
+                   ol->loc, (unsigned long long)pl->grains,
+                   (unsigned long long)pl->grain_work,
+                   (unsigned long long)ol->grains,
+                   (unsigned long long)ol->grain_work);
         for (size_t s = 0; s < ns; s++) {
             if (pl->span[s] != ol->span[s])
                 report(R, "loc %u scen %zu: span %llu, expected %llu",
