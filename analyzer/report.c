@@ -204,7 +204,7 @@ void report_notes_free(report_notes *ns)
 int report_notes_add(report_notes *ns, uint32_t loc, uint32_t note,
                      uint64_t value)
 {
-    if (!ns || note == 0 || note > TRACE_NOTE_MAX)
+    if (!ns || note == 0 || note > REPORT_NOTE_MAX)
         return -1;
     for (size_t i = 0; i < ns->n; i++)
         if (ns->v[i].loc == loc && ns->v[i].note == note) {
@@ -248,6 +248,7 @@ const char *report_note_name(uint32_t note)
     case TRACE_NOTE_ORDERED_STATIC: return "ordered_static";
     case TRACE_NOTE_THREADS: return "program_threads";
     case TRACE_NOTE_ORDERED_UNCHAINED: return "ordered_unchained";
+    case REPORT_NOTE_FINE_GRAINS: return "fine_grains";
     }
     return "unknown";
 }
@@ -292,8 +293,36 @@ void report_note_text(char *buf, size_t len, uint32_t note, uint64_t value,
                  "was known to be ordered: it is left out of the chain, so "
                  "the loop's span may be short");
         break;
+    case REPORT_NOTE_FINE_GRAINS:
+        snprintf(buf, len, "its tasks hold %" PRIu64 " %s of their own work "
+                 "on average, less than the runtime spends creating one "
+                 "(task_create_cost in run.json): fewer, larger tasks (a "
+                 "cutoff, final, a coarser grainsize) would run faster",
+                 value, unit);
+        break;
     default:
         snprintf(buf, len, "note %u", (unsigned)note);
+    }
+}
+
+void report_notes_fine_grains(report_notes *ns, const ospg_profile *p,
+                              const loctab *lt, const report_meta *meta)
+{
+    const char *cost = report_meta_get(meta, "task_create_cost");
+    const char *unit = report_meta_get(meta, "metric_unit");
+    /* the creation cost is time: comparable with work in ns only */
+    if (!cost || !unit || strcmp(unit, "ns"))
+        return;
+    uint64_t c = strtoull(cost, NULL, 10);
+    for (size_t i = 0; i < p->nlocs; i++) {
+        const ospg_loc_stat *st = &p->locs[i];
+        const loctab_entry *e = loctab_get(lt, st->loc);
+        if (st->grains < 100 || !e ||
+            (strcmp(e->directive, "task") && strcmp(e->directive, "taskloop")))
+            continue;
+        uint64_t mean = (st->grain_work + st->grains / 2) / st->grains;
+        if (mean < c)
+            report_notes_add(ns, st->loc, REPORT_NOTE_FINE_GRAINS, mean);
     }
 }
 
@@ -468,7 +497,8 @@ static void csv_field(out *o, const char *s)
 
 static void csv_row(out *o, const char *where, const char *directive,
                     uint64_t instances, uint64_t work, uint64_t span,
-                    uint64_t critical, uint64_t program_span)
+                    uint64_t critical, uint64_t program_span, uint64_t grains,
+                    uint64_t grain_work)
 {
     char par[REPORT_NUMBUF], pct[REPORT_NUMBUF];
     report_format_parallelism(par, work, span);
@@ -476,8 +506,10 @@ static void csv_row(out *o, const char *where, const char *directive,
     csv_field(o, where);
     outc(o, ',');
     csv_field(o, directive);
-    outf(o, ",%" PRIu64 ",%" PRIu64 ",%" PRIu64 ",%s,%" PRIu64 ",%s\n",
-         instances, work, span, par, critical, pct);
+    outf(o, ",%" PRIu64 ",%" PRIu64 ",%" PRIu64 ",%s,%" PRIu64 ",%s,%" PRIu64
+            ",%" PRIu64 "\n",
+         instances, work, span, par, critical, pct, grains,
+         grains ? (grain_work + grains / 2) / grains : 0);
 }
 
 typedef struct csv_item {
@@ -538,7 +570,7 @@ static int sorted_rows(const ospg_profile *p, size_t scen, const loctab *lt,
         const ospg_loc_stat *st = &p->locs[i];
         if (st->loc == OSPG_LOC_PROGRAM)
             continue;
-        if (st->instances == 0 && st->critical[scen] == 0)
+        if (st->instances == 0 && st->critical[scen] == 0 && !st->grains)
             continue;
         csv_item *it = &items[n];
         it->st = st;
@@ -595,15 +627,15 @@ int report_fprint_profile_csv(FILE *f, const char *name,
 
     out o = { f, 0 };
     outs(&o, "location,directive,instances,work,span,parallelism,"
-             "critical_work,critical_percent\n");
+             "critical_work,critical_percent,grains,mean_grain_work\n");
     const ospg_loc_stat *ps = program_stat(p);
     csv_row(&o, "program", "program", ps ? ps->instances : 1, p->work, pspan,
-            ps ? ps->critical[scen] : 0, pspan);
+            ps ? ps->critical[scen] : 0, pspan, 0, 0);
     for (size_t i = 0; i < n; i++) {
         const ospg_loc_stat *st = order[i]->st;
         csv_row(&o, order[i]->name.where, order[i]->name.directive,
                 st->instances, st->work, st->span[scen], st->critical[scen],
-                pspan);
+                pspan, st->grains, st->grain_work);
     }
     free(items);
     free(order);
@@ -764,7 +796,7 @@ static const char *const numeric_keys[] = {
     "threads", "metric_read_bias", "peak_live_nodes",
     "trace_streams", "trace_bytes", "analyzer_peak_live_nodes",
     "analyzer_scan_seconds", "analyzer_profile_seconds", "sample_rate_hz",
-    "samples", "samples_lost",
+    "samples", "samples_lost", "task_create_cost",
 };
 
 static int numeric_key(const char *key)
@@ -920,6 +952,7 @@ static const char db_schema[] =
     " location_id INTEGER NOT NULL, instances INTEGER NOT NULL,"
     " work INTEGER NOT NULL, span INTEGER NOT NULL, parallelism REAL,"
     " critical_work INTEGER NOT NULL, critical_percent REAL NOT NULL,"
+    " grains INTEGER NOT NULL, grain_work INTEGER NOT NULL,"
     " PRIMARY KEY(scenario, location_id));\n"
     "CREATE VIEW profile_named AS SELECT p.scenario AS scenario,"
     " s.name AS scenario_name, s.factor AS factor,"
@@ -927,7 +960,8 @@ static const char db_schema[] =
     " l.directive AS directive, p.instances AS instances, p.work AS work,"
     " p.span AS span, p.parallelism AS parallelism,"
     " p.critical_work AS critical_work,"
-    " p.critical_percent AS critical_percent"
+    " p.critical_percent AS critical_percent, p.grains AS grains,"
+    " p.grain_work AS grain_work"
     " FROM profile p JOIN scenario s ON s.id = p.scenario"
     " LEFT JOIN location l ON l.id = p.location_id;\n"
     "CREATE VIEW critical_line AS SELECT location,"
@@ -982,7 +1016,7 @@ static int db_loc(db_ctx *c, uint32_t id, const char *where,
 
 static int db_prof(db_ctx *c, size_t scen, uint32_t loc, uint64_t instances,
                    uint64_t work, uint64_t span, uint64_t critical,
-                   uint64_t program_span)
+                   uint64_t program_span, uint64_t grains, uint64_t grain_work)
 {
     sqlite3_stmt *st = c->prof;
     int rc = sqlite3_bind_int64(st, 1, (sqlite3_int64)scen);
@@ -1000,6 +1034,10 @@ static int db_prof(db_ctx *c, size_t scen, uint32_t loc, uint64_t instances,
         rc = sqlite3_bind_int64(st, 7, clamp_i64(critical));
     if (rc == SQLITE_OK)
         rc = sqlite3_bind_double(st, 8, percent_double(critical, program_span));
+    if (rc == SQLITE_OK)
+        rc = sqlite3_bind_int64(st, 9, clamp_i64(grains));
+    if (rc == SQLITE_OK)
+        rc = sqlite3_bind_int64(st, 10, clamp_i64(grain_work));
     return rc == SQLITE_OK ? db_step(st) : rc;
 }
 
@@ -1042,8 +1080,8 @@ static int db_fill(db_ctx *c, const ospg_profile *p, const loctab *lt,
         (rc = sqlite3_prepare_v2(db, "INSERT INTO profile(scenario,"
                                  " location_id, instances, work, span,"
                                  " parallelism, critical_work,"
-                                 " critical_percent)"
-                                 " VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+                                 " critical_percent, grains, grain_work)"
+                                 " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
                                  -1, &c->prof, NULL)) != SQLITE_OK ||
         (rc = sqlite3_prepare_v2(db, "INSERT OR REPLACE INTO note(location_id,"
                                  " note, value, text) VALUES (?, ?, ?, ?)",
@@ -1122,7 +1160,7 @@ static int db_fill(db_ctx *c, const ospg_profile *p, const loctab *lt,
     for (size_t s = 0; s < p->nscen; s++) {
         uint64_t pspan = p->span[s];
         rc = db_prof(c, s, OSPG_LOC_PROGRAM, ps ? ps->instances : 1, p->work,
-                     pspan, ps ? ps->critical[s] : 0, pspan);
+                     pspan, ps ? ps->critical[s] : 0, pspan, 0, 0);
         if (rc != SQLITE_OK)
             return rc;
         for (size_t i = 0; i < p->nlocs; i++) {
@@ -1130,7 +1168,7 @@ static int db_fill(db_ctx *c, const ospg_profile *p, const loctab *lt,
             if (st->loc == OSPG_LOC_PROGRAM)
                 continue;
             rc = db_prof(c, s, st->loc, st->instances, st->work, st->span[s],
-                         st->critical[s], pspan);
+                         st->critical[s], pspan, st->grains, st->grain_work);
             if (rc != SQLITE_OK)
                 return rc;
         }

@@ -16,6 +16,7 @@
 
 #include "loctab.h"
 #include "ospg.h"
+#include "trace.h"
 
 #define REPORT_SCHEMA_VERSION 3 /* PRAGMA user_version of the database */
 
@@ -56,9 +57,26 @@ int report_meta_reserved(const char *key);
  * gives the user one line each. */
 typedef struct report_notes report_notes;
 
+/* Notes the analysis itself finds (no trace holds them), numbered after
+ * the trace's. */
+enum {
+    REPORT_NOTE_FINE_GRAINS = TRACE_NOTE_MAX + 1, /* a task directive's
+                                     * tasks hold less work on average than
+                                     * the runtime spends creating one
+                                     * (run.json: task_create_cost); value:
+                                     * their mean own work */
+    REPORT_NOTE_MAX = REPORT_NOTE_FINE_GRAINS
+};
+
 report_notes *report_notes_new(void); /* NULL when out of memory */
 void report_notes_free(report_notes *ns);
-/* Records note (1 .. TRACE_NOTE_MAX) on loc with value; 0, or -1 when out
+/* Adds a fine_grains note to every task directive (of 100 tasks or more)
+ * whose tasks hold less own work on average than meta's task_create_cost,
+ * when the metric is time (ns). */
+void report_notes_fine_grains(report_notes *ns, const ospg_profile *p,
+                              const loctab *lt, const report_meta *meta);
+
+/* Records note (1 .. REPORT_NOTE_MAX) on loc with value; 0, or -1 when out
  * of memory or for an unknown note (the list is then unchanged). */
 int report_notes_add(report_notes *ns, uint32_t loc, uint32_t note,
                      uint64_t value);

@@ -64,6 +64,11 @@ const void *tool_call_ident(const void *code)
     tool_runtime_leave(&sp);                                                \
     wrap_site = prev_site;                                                  \
     wrap_ident = prev_ident
+/* The same, keeping the runtime's time left out of the fragments. */
+#define WRAP_LEAVE_TIMED()                                                  \
+    uint64_t rt_ns = tool_runtime_leave(&sp);                               \
+    wrap_site = prev_site;                                                  \
+    wrap_ident = prev_ident
 
 /* The runtime's definition of name, looked up once. */
 #define REAL(type, name)                                                    \
@@ -91,7 +96,8 @@ EXPORT void *__kmpc_omp_task_alloc(void *loc, int32_t gtid, int32_t flags,
         return NULL;
     WRAP_ENTER(loc);
     void *t = real(loc, gtid, flags, task_size, shareds_size, entry);
-    WRAP_LEAVE();
+    WRAP_LEAVE_TIMED();
+    tool_task_runtime(rt_ns, 0);
     tool_task_allocated(t);
     return t;
 }
@@ -106,7 +112,8 @@ EXPORT int32_t __kmpc_omp_task(void *loc, int32_t gtid, void *task)
         return real(loc, gtid, task);
     WRAP_ENTER(loc);
     int32_t r = real(loc, gtid, task);
-    WRAP_LEAVE();
+    WRAP_LEAVE_TIMED();
+    tool_task_runtime(rt_ns, 1);
     return r;
 }
 
@@ -121,7 +128,8 @@ EXPORT int32_t __kmpc_omp_task_with_deps(void *loc, int32_t gtid, void *task,
     WRAP_ENTER(loc);
     int32_t r = real(loc, gtid, task, ndeps, deps, ndeps_noalias,
                      noalias_deps);
-    WRAP_LEAVE();
+    WRAP_LEAVE_TIMED();
+    tool_task_runtime(rt_ns, 1);
     return r;
 }
 

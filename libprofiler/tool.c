@@ -206,6 +206,9 @@ typedef struct tstate {
     ospg_sample frag_smp[FRAG_LINES];
     int nfrag_smp;
     int carry_pre;           /* main_pre_ips belong to the next fragment */
+    /* the runtime's own time creating tasks, left out of the fragments
+     * around it, and the tasks created (tool_task_runtime) */
+    uint64_t task_rt, task_rt_tasks;
     int ok;                  /* stream open */
     online_thread *q;        /* on the fly: this thread's handle */
     int in_frag;
@@ -240,6 +243,7 @@ static uint64_t main_pre_ips[PRE_IPS];
 static int main_pre_n, main_pre_taken;
 static uintptr_t self_text_lo, self_text_hi;
 static atomic_uint_fast64_t samples_taken, samples_lost;
+static atomic_uint_fast64_t task_rt_total, task_rt_count; /* ended threads */
 static atomic_int counter_failures; /* threads whose counter did not open */
 static int mode_offline, mode_online;
 static char out_dir[4096];
@@ -1618,6 +1622,9 @@ static void on_thread_end(ompt_data_t *thread_data)
         ts->crash_stack = NULL;
         atomic_fetch_add(&samples_lost, ts->sm.lost);
         sampler_close(&ts->sm);
+        atomic_fetch_add(&task_rt_total, ts->task_rt);
+        atomic_fetch_add(&task_rt_count, ts->task_rt_tasks);
+        ts->task_rt = ts->task_rt_tasks = 0;
     }
 }
 
@@ -2542,21 +2549,35 @@ void tool_runtime_enter(tool_runtime_span *sp)
     ts->frag_cut = sp->start;
 }
 
-void tool_runtime_leave(const tool_runtime_span *sp)
+uint64_t tool_runtime_leave(const tool_runtime_span *sp)
 {
     tstate *ts = self;
     if (!sp->active || !ts)
-        return;
+        return 0;
+    uint64_t left_out = 0;
     if (ts->frag_opens == sp->opens) {
         /* no fragment began inside: the one running skips the call */
         ts->frag_cut = sp->prev_cut;
         if (ts->in_frag) {
             uint64_t now = counter_read(&metric, &ts->ct);
-            ts->frag_start += now > sp->start ? now - sp->start : 0;
+            left_out = now > sp->start ? now - sp->start : 0;
+            ts->frag_start += left_out;
         }
     } else if (ts->in_frag) {
-        ts->frag_start = counter_read(&metric, &ts->ct); /* began inside */
+        uint64_t now = counter_read(&metric, &ts->ct); /* began inside */
+        left_out = now > ts->frag_start ? now - ts->frag_start : 0;
+        ts->frag_start = now;
     }
+    return left_out;
+}
+
+void tool_task_runtime(uint64_t ns, int created)
+{
+    tstate *ts = active ? self : NULL;
+    if (!ts)
+        return;
+    ts->task_rt += ns;
+    ts->task_rt_tasks += (uint64_t)created;
 }
 
 static void on_task_schedule(ompt_data_t *prior_data,
@@ -2792,6 +2813,15 @@ static void finish(void)
     stream_meta(&ts->st, "threads", n);
     if (mode_online)
         online_meta("threads", n);
+    uint64_t rt = atomic_load(&task_rt_total) + ts->task_rt,
+             rtn = atomic_load(&task_rt_count) + ts->task_rt_tasks;
+    if (rtn >= 100) { /* enough tasks to say what creating one costs */
+        char cost[32];
+        snprintf(cost, sizeof(cost), "%llu", (unsigned long long)(rt / rtn));
+        stream_meta(&ts->st, "task_create_cost", cost);
+        if (mode_online)
+            online_meta("task_create_cost", cost);
+    }
     if (sample_period) {
         char hz[32], got[32], lost[32];
         snprintf(hz, sizeof(hz), "%llu",

@@ -38,7 +38,11 @@ typedef struct tool_runtime_span {
 _Static_assert(sizeof(tool_runtime_span) <= 40,
                "tool_runtime_span outgrew the fork wrapper's slot");
 void tool_runtime_enter(tool_runtime_span *sp);
-void tool_runtime_leave(const tool_runtime_span *sp);
+/* Returns the runtime's time it left out of the fragments (metric units). */
+uint64_t tool_runtime_leave(const tool_runtime_span *sp);
+/* Creating a task (allocation, queueing) took the runtime ns of its own
+ * time; created: the task is now queued (one more task). */
+void tool_task_runtime(uint64_t ns, int created);
 
 /* code as the program's call site: an address inside a wrapper of
  * interpose.c (the runtime reports its caller's return address) stands
