@@ -213,12 +213,7 @@ static int write_opportunities(const char *path, const ospg_profile *base,
         for (size_t j = 0; j < base->nlocs; j++)
             if (base->locs[j].loc == r->loc)
                 crit = base->locs[j].critical[0];
-        /* A region is no directive: its code is attributed to the
-         * constructs it contains, so it has no critical share of its own. */
-        if (e && !strcmp(e->directive, "region"))
-            pct[0] = 0;
-        else
-            report_format_percent(pct, crit, base->span[0]);
+        report_format_percent(pct, crit, base->span[0]);
         report_format_parallelism(par, base->work, base->span[0]);
         fprintf(out, "%zu,\"%s\",%s,%s,%s", i + 1, e ? e->where : "?",
                 e ? e->directive : "unknown", pct, par);
@@ -254,8 +249,11 @@ static size_t candidates(const ospg_profile *p, const loctab *lt,
         for (size_t i = 0; i < p->nlocs; i++) {
             uint64_t cw = p->locs[i].critical[0];
             const loctab_entry *le = loctab_get(lt, p->locs[i].loc);
-            if (le && report_is_line(le->directive))
-                continue; /* a sampled line: no scenario can select it */
+            /* a sampled line or a serial fragment's tag: no scenario can
+             * select it (its code is some location's) */
+            if (le && (report_is_line(le->directive) ||
+                       report_is_serial(le->directive)))
+                continue;
             int taken = 0;
             for (size_t j = 0; j < n; j++)
                 taken |= out[j] == p->locs[i].loc;
@@ -270,9 +268,13 @@ static size_t candidates(const ospg_profile *p, const loctab *lt,
         out[n++] = pick;
     }
     for (const loctab_entry *e = loctab_first(lt); e && n < 2 * cap;
-         e = loctab_next(lt, e))
-        if (!strcmp(e->directive, "region"))
+         e = loctab_next(lt, e)) {
+        int taken = 0;
+        for (size_t j = 0; j < n; j++)
+            taken |= out[j] == e->id;
+        if (!taken && !strcmp(e->directive, "region"))
             out[n++] = e->id;
+    }
     return n;
 }
 
@@ -381,7 +383,9 @@ int analyze_trace(const char *dir, const char *outdir,
 
     /* Pass 2: the profile, in every scenario. */
     double t_profile = seconds_now();
-    replay_hooks none = {.allow_partial = partial};
+    replay_hooks none = {.allow_partial = partial,
+                         .region_tags = scen_region_tags,
+                         .region_tags_arg = &ss};
     if (replay_dir(dir, ss.n, ss.scen, lt, &none, &prof, &st, err,
                    sizeof(err))) {
         fprintf(stderr, "whatif analyze: %s\n", err);

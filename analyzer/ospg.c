@@ -287,6 +287,44 @@ static int cmap_copy(cmap *dst, const cmap *src)
     return cmap_merge(dst, src);
 }
 
+/* dst[loc] = max(dst[loc], src[loc]) for every loc of src. */
+static int cmap_max(cmap *dst, const cmap *src)
+{
+    const centry *it = cmap_citems(src);
+    for (uint32_t i = 0; i < src->n; i++) {
+        centry *d = cmap_items(dst);
+        uint32_t j = 0;
+        while (j < dst->n && d[j].loc != it[i].loc)
+            j++;
+        if (j < dst->n) {
+            if (it[i].val > d[j].val)
+                d[j].val = it[i].val;
+        } else if (cmap_add(dst, it[i].loc, it[i].val)) {
+            return OSPG_ERR_NOMEM;
+        }
+    }
+    return 0;
+}
+
+static uint64_t cmap_get(const cmap *m, uint32_t loc)
+{
+    const centry *it = cmap_citems(m);
+    for (uint32_t i = 0; i < m->n; i++)
+        if (it[i].loc == loc)
+            return it[i].val;
+    return 0;
+}
+
+/* Frees an array of n maps (NULL: none). */
+static void cmaps_free(cmap *m, size_t n)
+{
+    if (!m)
+        return;
+    for (size_t i = 0; i < n; i++)
+        cmap_free(&m[i]);
+    free(m);
+}
+
 /* ---- Chains ---- */
 
 /* rank orders equally long chains: the lower rank wins a tie. */
@@ -331,6 +369,7 @@ typedef struct stat_entry {
     uint64_t work;
     uint64_t grains;     /* every P-node instance, nested or not */
     uint64_t grain_work; /* their own work (nested grains' left out) */
+    int tag;             /* a tag location (see "Tags") */
     UT_hash_handle hh;
     uint64_t span[]; /* [nscen]: summed for plain entries, maxed in groups */
 } stat_entry;
@@ -351,6 +390,7 @@ struct dep_event {
     size_t nscen;
     uint64_t rank;      /* the predecessor's index + 1 */
     chain *fin;         /* [nscen] finish chains, once done */
+    cmap *fin_tm;       /* [nscen] their tag chains, or NULL: none */
     ospg_node **waiters;
     size_t nwaiters, capwaiters;
 };
@@ -437,6 +477,11 @@ struct ospg_node {
     chain *ser;   /* [nscen] serial chain; the final chain once finalized */
     chain *best;  /* [nscen] best chain through a P-child */
     chain *start; /* [nscen] P: when its subtree may start */
+    /* Tag chains (see "Tags"), NULL until the first tag: [2 * nscen], the
+     * serial ones then the best ones (the node's own lock), and [nscen],
+     * the start ones (the parent's lock, as start). */
+    cmap *tm;
+    cmap *tm_start;
     /* P: the prefix's attribution is still the parent's serial chain (not
      * copied until that chain changes or this node wins). */
     int lazy_prefix;
@@ -479,6 +524,8 @@ struct ospg {
     atomic_uint_fast64_t peak_live;
     ospg_release_fn release_fn;
     void *release_arg;
+    ospg_region_tags_fn region_tags;
+    void *region_tags_arg;
     spin_lock homes_lock;
     home *homes;           /* every thread's, freed with the builder */
 };
@@ -726,6 +773,7 @@ static void event_release(dep_event *e, size_t nscen)
             chain_free(&e->fin[s]);
         free(e->fin);
     }
+    cmaps_free(e->fin_tm, nscen);
     free(e->waiters);
     free(e);
 }
@@ -765,6 +813,8 @@ static void node_release(ospg *g, ospg_node *n)
     }
     for (size_t s = 0; s < 3 * g->nscen; s++)
         chain_free(&n->ser[s]);
+    cmaps_free(n->tm, 2 * g->nscen);
+    cmaps_free(n->tm_start, g->nscen);
     stats_free(g, &n->stats);
     addrs_free(g, &n->addrs);
     if (n->all_last)
@@ -849,6 +899,7 @@ static void stat_combine(ospg *g, stat_entry *dst, const stat_entry *src)
     dst->work += src->work;
     dst->grains += src->grains;
     dst->grain_work += src->grain_work;
+    dst->tag |= src->tag;
     if (dst->key.group) {
         dst->instances = 1;
         for (size_t s = 0; s < g->nscen; s++)
@@ -1009,6 +1060,75 @@ static int stats_collapse(ospg *g, ospg_node *n)
     return 0;
 }
 
+/* ---- Tags ----
+ *
+ * A tag's span is the longest chain of its W-nodes' work alone.  It is
+ * folded like the span, keywise: beside each chain, a map tag -> the
+ * longest such chain up to there, where a series of children adds and a
+ * choice between chains (a P-child's start among its prefix and its
+ * predecessors, the node's chain among its serial one and those through
+ * its P-children) takes each tag's longest, whichever chain is longer
+ * overall.  The maps exist only below tagged W-nodes. */
+
+/* n's serial (which 0) or best (which 1) tag chains, made if needed. */
+static cmap *tm_own(ospg *g, ospg_node *n, int which)
+{
+    if (!n->tm && !(n->tm = calloc(2 * g->nscen, sizeof(cmap)))) {
+        fail(g, OSPG_ERR_NOMEM);
+        return NULL;
+    }
+    return n->tm + (size_t)which * g->nscen;
+}
+
+static cmap *tm_starts(ospg *g, ospg_node *n)
+{
+    if (!n->tm_start && !(n->tm_start = calloc(g->nscen, sizeof(cmap))))
+        fail(g, OSPG_ERR_NOMEM);
+    return n->tm_start;
+}
+
+/* Tags the W-node's work (spans[s] in scenario s) with loc: its critical
+ * work, its tag chain, its statistics (ninst instances). */
+static int apply_tag(ospg *g, ospg_node *n, uint32_t loc, uint64_t work,
+                     const uint64_t *spans, uint64_t ninst)
+{
+    cmap *ser = tm_own(g, n, 0);
+    if (!ser)
+        return gerr(g);
+    for (size_t s = 0; s < g->nscen; s++)
+        if (cmap_add(&n->ser[s].crit, loc, spans[s]) ||
+            cmap_add(&ser[s], loc, spans[s]))
+            return fail(g, OSPG_ERR_NOMEM);
+    if (stats_add(g, n, loc, NULL, work, spans, ninst))
+        return gerr(g);
+    n->hot->tag = 1;
+    return 0;
+}
+
+/* The tags of a W-node: those among its samples (count 0; an instance
+ * each) and those of its what-if region path (no instance). */
+static int apply_tags(ospg *g, ospg_node *n, uint64_t work, uint32_t region,
+                      const uint64_t *spans, const ospg_sample *smp,
+                      size_t nsmp)
+{
+    for (size_t k = 0; k < nsmp; k++)
+        if (smp[k].count == 0 && apply_tag(g, n, smp[k].loc, work, spans, 1))
+            return gerr(g);
+    if (!region || !g->region_tags)
+        return 0;
+    uint32_t locs[OSPG_MAX_TAGS];
+    size_t nl = g->region_tags(g->region_tags_arg, region, locs,
+                               OSPG_MAX_TAGS);
+    for (size_t i = 0; i < nl && i < OSPG_MAX_TAGS; i++) {
+        int explicit_tag = 0;
+        for (size_t k = 0; k < nsmp && !explicit_tag; k++)
+            explicit_tag = smp[k].count == 0 && smp[k].loc == locs[i];
+        if (!explicit_tag && apply_tag(g, n, locs[i], work, spans, 0))
+            return gerr(g);
+    }
+    return 0;
+}
+
 /* ---- Applying children to their parent ---- */
 
 /* The serial chain of n is about to grow: P-children that still share it
@@ -1050,6 +1170,9 @@ static int apply_w(ospg *g, ospg_node *n, uint64_t work, uint32_t loc,
     }
     if (nsmp && apply_lines(g, n, work, spans, smp, nsmp))
         return gerr(g);
+    if ((nsmp || (region && g->region_tags)) &&
+        apply_tags(g, n, work, region, spans, smp, nsmp))
+        return gerr(g);
     if (loc == OSPG_LOC_NONE)
         return 0;
     if (loc == n->loc && (n->skip_n == 0 || n->skip_loc == loc)) {
@@ -1078,6 +1201,8 @@ static int apply_lines(ospg *g, ospg_node *n, uint64_t work,
         return 0;
     uint64_t *shares = tc.scratch + g->nscen;
     for (size_t k = 0; k < nsmp; k++) {
+        if (!smp[k].count) /* a tag: apply_tags */
+            continue;
         for (size_t s = 0; s < g->nscen; s++) {
             shares[s] = (uint64_t)((unsigned __int128)spans[s] *
                                    smp[k].count / total);
@@ -1103,6 +1228,14 @@ static int apply_s(ospg *g, ospg_node *n, ospg_node *c)
         n->ser[s].len += c->ser[s].len;
         if (cmap_merge(&n->ser[s].crit, &c->ser[s].crit))
             return fail(g, OSPG_ERR_NOMEM);
+    }
+    if (c->tm) { /* c's final tag chains: in series */
+        cmap *ser = tm_own(g, n, 0);
+        if (!ser)
+            return gerr(g);
+        for (size_t s = 0; s < g->nscen; s++)
+            if (cmap_merge(&ser[s], &c->tm[s]))
+                return fail(g, OSPG_ERR_NOMEM);
     }
     stats_merge(g, n, &c->stats);
     if (stats_own(g, c, n))
@@ -1139,6 +1272,14 @@ static int take_pred(ospg *g, ospg_node *p, dep_event *e)
             if (cmap_copy(&p->start[s].crit, &e->fin[s].crit))
                 return fail(g, OSPG_ERR_NOMEM);
         }
+    }
+    if (e->fin_tm) { /* each tag's longest start, whichever chain wins */
+        cmap *st = tm_starts(g, p);
+        if (!st)
+            return gerr(g);
+        for (size_t s = 0; s < g->nscen; s++)
+            if (cmap_max(&st[s], &e->fin_tm[s]))
+                return fail(g, OSPG_ERR_NOMEM);
     }
     return 0;
 }
@@ -1242,6 +1383,14 @@ static int apply_p_begin(ospg *g, ospg_node *n, ospg_node *p,
         p->lazy_prefix = 1;
         DL_APPEND2(n->lazy_list, p, lazy_prev, lazy_next);
     }
+    if (n->tm) { /* the prefix's tag chains: copied */
+        cmap *st = tm_starts(g, p);
+        if (!st)
+            return gerr(g);
+        for (size_t s = 0; s < g->nscen; s++)
+            if (cmap_copy(&st[s], &n->tm[s]))
+                return fail(g, OSPG_ERR_NOMEM);
+    }
     for (size_t i = 0; i < ndeps; i++)
         if (resolve_dep(g, n, p, &deps[i]))
             return gerr(g);
@@ -1326,10 +1475,44 @@ static int finalize(ospg *g, ospg_node *n)
             chain_move(&n->ser[s], &n->best[s]);
         chain_free(&n->best[s]);
     }
+    if (n->tm) /* each tag's longest of the two */
+        for (size_t s = 0; s < g->nscen; s++) {
+            if (cmap_max(&n->tm[s], &n->tm[g->nscen + s]))
+                return fail(g, OSPG_ERR_NOMEM);
+            cmap_free(&n->tm[g->nscen + s]);
+        }
     if (stats_collapse(g, n))
         return gerr(g);
     if (n == g->root && stats_own(g, n, n))
         return gerr(g);
+    return 0;
+}
+
+/* p's tag chains through it (its start, then its own) into its parent's
+ * best ones and its finish event's. */
+static int fold_p_tags(ospg *g, ospg_node *p)
+{
+    ospg_node *n = p->parent;
+    dep_event *ev = p->event;
+    cmap *best = tm_own(g, n, 1);
+    if (!best)
+        return gerr(g);
+    if (ev && !(ev->fin_tm = calloc(g->nscen, sizeof(cmap))))
+        return fail(g, OSPG_ERR_NOMEM);
+    for (size_t s = 0; s < g->nscen; s++) {
+        cmap sum;
+        memset(&sum, 0, sizeof(sum));
+        if ((p->tm_start && cmap_merge(&sum, &p->tm_start[s])) ||
+            (p->tm && cmap_merge(&sum, &p->tm[s])) ||
+            cmap_max(&best[s], &sum)) {
+            cmap_free(&sum);
+            return fail(g, OSPG_ERR_NOMEM);
+        }
+        if (ev)
+            ev->fin_tm[s] = sum;
+        else
+            cmap_free(&sum);
+    }
     return 0;
 }
 
@@ -1343,6 +1526,8 @@ static int fold_p(ospg *g, ospg_node *p)
         if (!ev->fin)
             return fail(g, OSPG_ERR_NOMEM);
     }
+    if ((p->tm || p->tm_start) && fold_p_tags(g, p))
+        return gerr(g);
     for (size_t s = 0; s < g->nscen; s++) {
         uint64_t len = p->start[s].len + p->ser[s].len;
         int wins = chain_beats(len, p->idx, &n->best[s]);
@@ -1718,6 +1903,12 @@ void ospg_set_release_hook(ospg *g, ospg_release_fn fn, void *arg)
     g->release_arg = arg;
 }
 
+void ospg_set_region_tags(ospg *g, ospg_region_tags_fn fn, void *arg)
+{
+    g->region_tags = fn;
+    g->region_tags_arg = arg;
+}
+
 void ospg_node_set_user(ospg_node *n, void *user)
 {
     n->user = user;
@@ -2055,10 +2246,12 @@ static int build_profile(ospg *g, ospg_profile *out)
         ls->span = pool + 2 * g->nscen * i;
         ls->critical = ls->span + g->nscen;
         memcpy(ls->span, e->span, g->nscen * sizeof(uint64_t));
-        for (size_t s = 0; s < g->nscen; s++)
-            for (uint32_t j = 0; j < r->ser[s].crit.n; j++)
-                if (cmap_citems(&r->ser[s].crit)[j].loc == ls->loc)
-                    ls->critical[s] = cmap_citems(&r->ser[s].crit)[j].val;
+        ls->tag = e->tag;
+        for (size_t s = 0; s < g->nscen; s++) {
+            ls->critical[s] = cmap_get(&r->ser[s].crit, ls->loc);
+            if (e->tag) /* its longest chain, not a sum */
+                ls->span[s] = r->tm ? cmap_get(&r->tm[s], ls->loc) : 0;
+        }
         i++;
     }
     out->nlocs = n;

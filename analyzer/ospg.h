@@ -118,22 +118,45 @@ ospg_node *ospg_begin(ospg *g, ospg_node *parent, uint64_t idx, ospg_kind kind,
 int ospg_work(ospg *g, ospg_node *parent, uint64_t idx, uint64_t work,
               uint32_t loc, uint32_t region, unsigned flags);
 
-/* Samples of a W-node's code at one source line: loc is a location the
- * caller interned for that line (lines are locations of their own, which
- * the caller tells apart from directives when it reports). */
+/* What a W-node's work is also attributed to, besides its location.
+ * count > 0: a sampled source line (loc: a location the caller interned
+ * for that line; lines are locations of their own, which the caller tells
+ * apart from directives when it reports) that took count samples while the
+ * W-node ran: the W-node's work is split among its lines in proportion to
+ * the counts.  A line's critical work is then its share of the critical
+ * path (its W-nodes' shares where they lie on it), its work its share of
+ * all work, its instances the samples and its span its work.
+ * count == 0: a tag (loc: a location the caller interned for, say, the
+ * pair of events around a serial fragment): the W-node's whole work goes
+ * to loc too, and the W-node is one instance of it.  See "Tags" below. */
 typedef struct ospg_sample {
     uint32_t loc;
     uint32_t count;
 } ospg_sample;
 
-/* ospg_work with the samples taken while the W-node ran: its work is also
- * split among their lines in proportion to the counts, in every scenario.
- * A line's critical work is then its share of the critical path (its
- * W-nodes' shares where they lie on it), its work its share of all work,
- * its instances the samples and its span its work.  smp is copied. */
+/* ospg_work with what the W-node's work is also attributed to (smp,
+ * copied): sampled lines and tags, in every scenario. */
 int ospg_work_sampled(ospg *g, ospg_node *parent, uint64_t idx,
                       uint64_t work, uint32_t loc, uint32_t region,
                       unsigned flags, const ospg_sample *smp, size_t nsmp);
+
+/* Tags.  A tag location gathers W-nodes that are no subtree: the serial
+ * fragments between one pair of events, the code inside a what-if region.
+ * Its statistics: instances (its tagged W-nodes; none for region tags),
+ * work (theirs), critical work (theirs on the program's critical path) and
+ * span: the longest chain of its W-nodes' work alone through the graph
+ * (every other W-node weighing nothing), so work / span is the parallelism
+ * of that code as it ran.  A tag location is never a node's location; it
+ * may also be W-nodes' own location (they then add instances and work).
+ *
+ * Region tags: with fn set, every W-node of what-if region path region
+ * (region != 0) is also tagged with the locations fn writes to locs (at
+ * most OSPG_MAX_TAGS, no repeats; the regions the path passes through),
+ * counting no instance. */
+#define OSPG_MAX_TAGS 16
+typedef size_t (*ospg_region_tags_fn)(void *arg, uint32_t region,
+                                      uint32_t *locs, size_t max);
+void ospg_set_region_tags(ospg *g, ospg_region_tags_fn fn, void *arg);
 
 /* The work of a leaf's one W-child (see ospg_work). */
 typedef struct ospg_leaf_work {
@@ -184,6 +207,7 @@ typedef struct ospg_loc_stat {
     uint64_t *span;      /* [nscen] sum of their spans */
     uint64_t *critical;  /* [nscen] program critical-path work of W-nodes
                           * located here */
+    int tag;             /* a tag location: span is its longest chain */
 } ospg_loc_stat;
 
 typedef struct ospg_profile {

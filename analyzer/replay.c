@@ -167,6 +167,9 @@ replay_engine *replay_engine_new(size_t nscen, const ospg_scenario *scen,
         return NULL;
     }
     ospg_set_release_hook(rp->g, on_release, rp);
+    if (rp->hooks.region_tags)
+        ospg_set_region_tags(rp->g, rp->hooks.region_tags,
+                             rp->hooks.region_tags_arg);
     root->node = ospg_root(rp->g);
     return rp;
 }

@@ -26,6 +26,9 @@ typedef struct replay_hooks {
                    uint64_t factor_milli);
     void (*note)(void *arg, uint32_t loc, uint32_t note, uint64_t value);
     void *arg;
+    /* what-if region tags of the W-nodes (ospg_set_region_tags), or NULL */
+    ospg_region_tags_fn region_tags;
+    void *region_tags_arg;
     int scan_only;  /* read names, metadata and regions; skip the graph */
     /* A trace cut short (the program crashed or was killed): a stream
      * that ends inside a block or is damaged from some point on (it ends

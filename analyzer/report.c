@@ -545,12 +545,27 @@ int report_is_line(const char *directive)
            (directive[4] == 0 || directive[4] == ':');
 }
 
-/* The rows after the program row, in the contract's order: the
- * directives' (lines 0) or the sampled source lines' (lines 1).  *items
- * and *order are the caller's to free.  Returns 0, or -1 when out of
- * memory. */
+int report_is_serial(const char *directive)
+{
+    return directive && !strcmp(directive, "serial");
+}
+
+/* Which file a location's row goes to. */
+enum { ROWS_DIRECTIVES, ROWS_LINES, ROWS_SERIAL };
+
+static int row_kind(const char *directive)
+{
+    return report_is_line(directive)     ? ROWS_LINES
+           : report_is_serial(directive) ? ROWS_SERIAL
+                                         : ROWS_DIRECTIVES;
+}
+
+/* The rows after the program row, in the contract's order, of one kind:
+ * the directives' and regions', the sampled source lines' or the serial
+ * fragments'.  *items and *order are the caller's to free.  Returns 0, or
+ * -1 when out of memory. */
 static int sorted_rows(const ospg_profile *p, size_t scen, const loctab *lt,
-                       int lines, csv_item **items_out,
+                       int kind, csv_item **items_out,
                        csv_item ***order_out, size_t *n_out)
 {
     uint64_t pspan = p->span[scen];
@@ -576,7 +591,7 @@ static int sorted_rows(const ospg_profile *p, size_t scen, const loctab *lt,
         it->st = st;
         it->crit_key = pspan ? st->critical[scen] : 0;
         resolve_name(lt, st->loc, &it->name);
-        if (report_is_line(it->name.directive) != lines)
+        if (row_kind(it->name.directive) != kind)
             continue;
         order[n++] = it;
     }
@@ -620,7 +635,7 @@ int report_fprint_profile_csv(FILE *f, const char *name,
     csv_item *items;
     csv_item **order;
     size_t n;
-    if (sorted_rows(p, scen, lt, 0, &items, &order, &n)) {
+    if (sorted_rows(p, scen, lt, ROWS_DIRECTIVES, &items, &order, &n)) {
         set_msg(err, errlen, "%s: out of memory", name);
         return -1;
     }
@@ -942,7 +957,7 @@ int report_write_run_json(const char *path, const report_meta *meta,
 
 static const char db_schema[] =
     "CREATE TABLE schema_version(version INTEGER NOT NULL);\n"
-    "INSERT INTO schema_version(version) VALUES (3);\n"
+    "INSERT INTO schema_version(version) VALUES (4);\n"
     "CREATE TABLE run(key TEXT PRIMARY KEY, value TEXT);\n"
     "CREATE TABLE location(id INTEGER PRIMARY KEY, location TEXT NOT NULL,"
     " directive TEXT NOT NULL);\n"
@@ -973,7 +988,15 @@ static const char db_schema[] =
     "CREATE TABLE note(location_id INTEGER NOT NULL, note TEXT NOT NULL,"
     " value INTEGER NOT NULL, text TEXT NOT NULL,"
     " PRIMARY KEY(location_id, note));\n"
-    "PRAGMA user_version = 3;\n";
+    "CREATE TABLE serial_fragment(location_id INTEGER PRIMARY KEY,"
+    " from_event TEXT NOT NULL, to_event TEXT NOT NULL);\n"
+    "CREATE VIEW critical_serial AS SELECT f.from_event AS from_event,"
+    " f.to_event AS to_event, p.instances AS fragments, p.work AS work,"
+    " p.critical_work AS critical_work,"
+    " p.critical_percent AS critical_percent"
+    " FROM serial_fragment f JOIN profile p ON p.location_id = f.location_id"
+    " WHERE p.scenario = 0 ORDER BY critical_work DESC, work DESC;\n"
+    "PRAGMA user_version = 4;\n";
 
 /* uint64 values above INT64_MAX are clamped (docs/output.md). */
 static sqlite3_int64 clamp_i64(uint64_t v)
@@ -983,7 +1006,7 @@ static sqlite3_int64 clamp_i64(uint64_t v)
 
 typedef struct db_ctx {
     sqlite3 *db;
-    sqlite3_stmt *run, *loc, *scen, *prof, *note;
+    sqlite3_stmt *run, *loc, *scen, *prof, *note, *serial;
 } db_ctx;
 
 /* Steps a bound statement to completion and resets it. */
@@ -1012,6 +1035,19 @@ static int db_loc(db_ctx *c, uint32_t id, const char *where,
     if (rc == SQLITE_OK)
         rc = sqlite3_bind_text(c->loc, 3, directive, -1, SQLITE_STATIC);
     return rc == SQLITE_OK ? db_step(c->loc) : rc;
+}
+
+/* A serial fragment's events, as text. */
+static int db_serial(db_ctx *c, const loctab *lt, const loctab_entry *e)
+{
+    char from[512], to[512];
+    report_serial_text(lt, e->where, from, sizeof(from), to, sizeof(to));
+    int rc = sqlite3_bind_int64(c->serial, 1, e->id);
+    if (rc == SQLITE_OK)
+        rc = sqlite3_bind_text(c->serial, 2, from, -1, SQLITE_TRANSIENT);
+    if (rc == SQLITE_OK)
+        rc = sqlite3_bind_text(c->serial, 3, to, -1, SQLITE_TRANSIENT);
+    return rc == SQLITE_OK ? db_step(c->serial) : rc;
 }
 
 static int db_prof(db_ctx *c, size_t scen, uint32_t loc, uint64_t instances,
@@ -1085,7 +1121,11 @@ static int db_fill(db_ctx *c, const ospg_profile *p, const loctab *lt,
                                  -1, &c->prof, NULL)) != SQLITE_OK ||
         (rc = sqlite3_prepare_v2(db, "INSERT OR REPLACE INTO note(location_id,"
                                  " note, value, text) VALUES (?, ?, ?, ?)",
-                                 -1, &c->note, NULL)) != SQLITE_OK)
+                                 -1, &c->note, NULL)) != SQLITE_OK ||
+        (rc = sqlite3_prepare_v2(db, "INSERT OR REPLACE INTO serial_fragment("
+                                 "location_id, from_event, to_event)"
+                                 " VALUES (?, ?, ?)",
+                                 -1, &c->serial, NULL)) != SQLITE_OK)
         return rc;
     if ((rc = db_notes(c, notes, report_meta_get(meta, "metric_unit"))) !=
         SQLITE_OK)
@@ -1117,7 +1157,9 @@ static int db_fill(db_ctx *c, const ospg_profile *p, const loctab *lt,
                    SQLITE_OK)
         return rc;
     for (const loctab_entry *e = loctab_first(lt); e; e = loctab_next(lt, e))
-        if ((rc = db_loc(c, e->id, e->where, e->directive)) != SQLITE_OK)
+        if ((rc = db_loc(c, e->id, e->where, e->directive)) != SQLITE_OK ||
+            (report_is_serial(e->directive) &&
+             (rc = db_serial(c, lt, e)) != SQLITE_OK))
             return rc;
     for (size_t i = 0; i < p->nlocs; i++) {
         loc_name nm;
@@ -1262,6 +1304,7 @@ int report_write_db(const char *path, const ospg_profile *p, const loctab *lt,
     sqlite3_finalize(c.scen);
     sqlite3_finalize(c.prof);
     sqlite3_finalize(c.note);
+    sqlite3_finalize(c.serial);
     if (ret != 0 && in_tx && !sqlite3_get_autocommit(c.db))
         sqlite3_exec(c.db, "ROLLBACK", NULL, NULL, NULL);
     if (sqlite3_close(c.db) != SQLITE_OK && ret == 0) {
@@ -1302,7 +1345,8 @@ int report_write_lines_csv(const char *path, const ospg_profile *p,
     csv_item *items;
     csv_item **order;
     size_t n;
-    if (!p || !p->nscen || sorted_rows(p, 0, lt, 1, &items, &order, &n)) {
+    if (!p || !p->nscen ||
+        sorted_rows(p, 0, lt, ROWS_LINES, &items, &order, &n)) {
         set_msg(err, errlen, "%s: %s", path ? path : "(null)",
                 p && p->nscen ? "out of memory" : "invalid argument");
         return -1;
@@ -1334,16 +1378,104 @@ int report_write_lines_csv(const char *path, const ospg_profile *p,
     return report_close_tmp(f, tmp, path, rc == 0, err, errlen);
 }
 
-/* Whether p holds any sampled source line. */
-static int has_lines(const ospg_profile *p, const loctab *lt)
+/* Whether p holds any row of a kind. */
+static int has_rows(const ospg_profile *p, const loctab *lt, int kind)
 {
     for (size_t i = 0; i < p->nlocs; i++) {
         loc_name nm;
         resolve_name(lt, p->locs[i].loc, &nm);
-        if (report_is_line(nm.directive))
+        if (row_kind(nm.directive) == kind)
             return 1;
     }
     return 0;
+}
+
+/* ---- Serial fragments ----
+ *
+ * A serial fragment's tag (libprofiler/tool.c) is named
+ * "begin|end:KIND:LOC>begin|end:KIND:LOC": the events before and after
+ * it, LOC a location id of the same table. */
+
+/* One event as text into buf. */
+static void serial_event_text(const loctab *lt, const char *ev, size_t evlen,
+                              char *buf, size_t len)
+{
+    char tmp[128];
+    snprintf(tmp, sizeof(tmp), "%.*s", (int)(evlen < 127 ? evlen : 127), ev);
+    char *k = strchr(tmp, ':'), *l = k ? strchr(k + 1, ':') : NULL;
+    if (!k || !l) {
+        snprintf(buf, len, "%s", tmp);
+        return;
+    }
+    *k++ = 0;
+    *l++ = 0;
+    int end = !strcmp(tmp, "end");
+    unsigned long id = strtoul(l, NULL, 10);
+    const loctab_entry *e =
+        lt && id ? loctab_get(lt, (uint32_t)id) : NULL;
+    if (!strcmp(k, "program"))
+        snprintf(buf, len, "program %s", end ? "end" : "start");
+    else if (!strcmp(k, "thread"))
+        snprintf(buf, len, "thread %s", end ? "end" : "start");
+    else if (!strcmp(k, "event"))
+        snprintf(buf, len, "an OpenMP event");
+    else if (e)
+        snprintf(buf, len, "%s of %s %s", end ? "end" : "start", k, e->where);
+    else
+        snprintf(buf, len, "%s of %s", end ? "end" : "start", k);
+}
+
+void report_serial_text(const loctab *lt, const char *where, char *from,
+                        size_t flen, char *to, size_t tlen)
+{
+    const char *gt = strchr(where, '>');
+    if (!gt) {
+        snprintf(from, flen, "%s", where);
+        snprintf(to, tlen, "?");
+        return;
+    }
+    serial_event_text(lt, where, (size_t)(gt - where), from, flen);
+    serial_event_text(lt, gt + 1, strlen(gt + 1), to, tlen);
+}
+
+int report_write_serial_csv(const char *path, const ospg_profile *p,
+                            const loctab *lt, char *err, size_t errlen)
+{
+    clear_msg(err, errlen);
+    csv_item *items;
+    csv_item **order;
+    size_t n;
+    if (!p || !p->nscen ||
+        sorted_rows(p, 0, lt, ROWS_SERIAL, &items, &order, &n)) {
+        set_msg(err, errlen, "%s: %s", path ? path : "(null)",
+                p && p->nscen ? "out of memory" : "invalid argument");
+        return -1;
+    }
+    char tmp[PATH_MAX + 32];
+    FILE *f = report_open_tmp(path, tmp, sizeof(tmp), err, errlen);
+    if (!f) {
+        free(items);
+        free(order);
+        return -1;
+    }
+    out o = { f, 0 };
+    outs(&o, "from,to,fragments,work,critical_work,critical_percent\n");
+    for (size_t i = 0; i < n; i++) {
+        const ospg_loc_stat *st = order[i]->st;
+        char from[512], to[512], pct[REPORT_NUMBUF];
+        report_serial_text(lt, order[i]->name.where, from, sizeof(from), to,
+                           sizeof(to));
+        report_format_percent(pct, st->critical[0], p->span[0]);
+        csv_field(&o, from);
+        outc(&o, ',');
+        csv_field(&o, to);
+        outf(&o, ",%" PRIu64 ",%" PRIu64 ",%" PRIu64 ",%s\n", st->instances,
+             st->work, st->critical[0], pct);
+    }
+    free(items);
+    free(order);
+    int rc = out_finish(&o, path, err, errlen);
+    return report_close_tmp(f, tmp, path, rc == 0, err, errlen);
 }
 
 int report_write_all(const char *dir, const ospg_profile *p, const loctab *lt,
@@ -1366,10 +1498,15 @@ int report_write_all(const char *dir, const ospg_profile *p, const loctab *lt,
         report_write_db(path, p, lt, meta, notes, scen_names, scen_factors,
                         err, errlen))
         return -1;
-    if (has_lines(p, lt) &&
+    if (has_rows(p, lt, ROWS_LINES) &&
         (path_in(path, sizeof(path), dir, "critical_lines.csv", err,
                  errlen) ||
          report_write_lines_csv(path, p, lt, err, errlen)))
+        return -1;
+    if (has_rows(p, lt, ROWS_SERIAL) &&
+        (path_in(path, sizeof(path), dir, "serial_fragments.csv", err,
+                 errlen) ||
+         report_write_serial_csv(path, p, lt, err, errlen)))
         return -1;
     return 0;
 }
@@ -1418,7 +1555,7 @@ int report_write_whatif_csv(const char *path, const ospg_profile *p,
         csv_item *items;
         csv_item **order;
         size_t n;
-        if (sorted_rows(p, s, lt, 0, &items, &order, &n)) {
+        if (sorted_rows(p, s, lt, ROWS_DIRECTIVES, &items, &order, &n)) {
             fclose(f);
             set_msg(err, errlen, "%s: out of memory", path);
             report_close_tmp(f, tmp, path, 0, NULL, 0);

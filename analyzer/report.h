@@ -18,7 +18,7 @@
 #include "ospg.h"
 #include "trace.h"
 
-#define REPORT_SCHEMA_VERSION 3 /* PRAGMA user_version of the database */
+#define REPORT_SCHEMA_VERSION 4 /* PRAGMA user_version of the database */
 
 /* ---- Run metadata ----
  *
@@ -179,6 +179,22 @@ void report_format_factor(char buf[REPORT_NUMBUF], double factor);
  * "line:FUNCTION"), not a directive: such rows are left out of profile.csv
  * and whatif.csv and make critical_lines.csv. */
 int report_is_line(const char *directive);
+
+/* 1 when a location is a serial fragment of the program's, named by the
+ * events around it (directive "serial"): such rows are left out of
+ * profile.csv and whatif.csv and make serial_fragments.csv. */
+int report_is_serial(const char *directive);
+
+/* The two events of a serial fragment's name (its location's where) as
+ * text: "program start", "end of parallel a.c:34", ... */
+void report_serial_text(const loctab *lt, const char *where, char *from,
+                        size_t flen, char *to, size_t tlen);
+
+/* serial_fragments.csv (docs/output.md): the program's serial fragments
+ * of scenario 0 by the events around them, by critical work.  Returns 0
+ * or -1 with err. */
+int report_write_serial_csv(const char *path, const ospg_profile *p,
+                            const loctab *lt, char *err, size_t errlen);
 
 /* critical_lines.csv (docs/output.md): the sampled source lines of
  * scenario 0, by critical work.  Returns 0 or -1 with err. */

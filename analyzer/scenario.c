@@ -166,6 +166,27 @@ int scen_add_path(scen_set *ss, uint32_t id, uint32_t parent, uint32_t loc,
     return 0;
 }
 
+/* Paths are entered from paths made before them (a parent's id is lower):
+ * a walk up that does not descend in ids is a damaged trace, and ends. */
+size_t scen_region_tags(void *arg, uint32_t path, uint32_t *locs,
+                        size_t max)
+{
+    const scen_set *ss = arg;
+    size_t n = 0;
+    /* a path's parent has a lower id: the walk ends */
+    for (uint32_t p = path; p && p < ss->npaths && n < max;
+         p = ss->paths[p].parent < p ? ss->paths[p].parent : 0) {
+        if (!ss->paths[p].defined)
+            break;
+        int dup = 0;
+        for (size_t i = 0; i < n; i++)
+            dup |= locs[i] == ss->paths[p].loc;
+        if (!dup)
+            locs[n++] = ss->paths[p].loc;
+    }
+    return n;
+}
+
 /* The innermost own factor along path (paths arrive parents first in a
  * stream, but streams interleave: resolve lazily, walking up). */
 double scen_own_factor(void *arg, uint32_t path)

@@ -65,6 +65,12 @@ int scen_add_locs(scen_set *ss, const char *name, const uint32_t *locs,
 int scen_add_spec(scen_set *ss, const char *spec, const loctab *lt,
                   const double *f, size_t nf, char *err, size_t errlen);
 
+/* The locations of the regions path lies in (itself and the paths it was
+ * entered from, each location once), as ospg_region_tags_fn wants them
+ * (arg: the scen_set). */
+size_t scen_region_tags(void *arg, uint32_t path, uint32_t *locs,
+                        size_t max);
+
 /* The regions' own factors, as ospg_scenario.region_factor wants them. */
 double scen_own_factor(void *arg, uint32_t path);
 

@@ -131,10 +131,20 @@ int srcloc_merge_profile(ospg_profile *p, const loctab *lt)
         }
         into->instances += ls->instances;
         into->work += ls->work;
+        into->grains += ls->grains;
+        into->grain_work += ls->grain_work;
         for (size_t s = 0; s < p->nscen; s++) {
-            into->span[s] += ls->span[s];
+            /* a tag's span is a longest chain: of two, the longer, a lower
+             * bound of theirs together (the profiler interns both under
+             * one name from the start: only unresolved traces get here) */
+            if (ls->tag || into->tag)
+                into->span[s] = ls->span[s] > into->span[s] ? ls->span[s]
+                                                           : into->span[s];
+            else
+                into->span[s] += ls->span[s];
             into->critical[s] += ls->critical[s];
         }
+        into->tag |= ls->tag;
     }
     int merged = (int)(p->nlocs - out);
     p->nlocs = out;

@@ -85,6 +85,32 @@ static void summary_lines(const char *dir)
     fclose(f);
 }
 
+#define SERIAL_ROWS 3 /* serial fragments shown */
+
+/* The program's serial fragments that hold most of the critical path, by
+ * the events around them. */
+static void summary_serial(const char *dir)
+{
+    char path[PATH_MAX + 64], line[8192];
+    snprintf(path, sizeof(path), "%s/serial_fragments.csv", dir);
+    FILE *f = fopen(path, "r");
+    if (!f)
+        return;
+    int row = 0;
+    while (fgets(line, sizeof(line), f) && row <= SERIAL_ROWS) {
+        char *fl[8];
+        if (row++ == 0)
+            continue;
+        if (csv_fields(line, fl) < 6 || !strcmp(fl[4], "0"))
+            break;
+        if (row == 2)
+            fprintf(stderr, "whatif: the program's serial code on the "
+                            "critical path, between (serial_fragments.csv):\n");
+        fprintf(stderr, "  %8s%%  %s -> %s\n", fl[5], fl[0], fl[1]);
+    }
+    fclose(f);
+}
+
 int summary_print(const char *dir)
 {
     char csv[PATH_MAX + 64], json[PATH_MAX + 64], metric[128];
@@ -118,6 +144,7 @@ int summary_print(const char *dir)
     fclose(f);
     if (row > SUMMARY_ROWS + 2)
         fprintf(stderr, "... %d more rows\n", row - SUMMARY_ROWS - 2);
+    summary_serial(dir);
     summary_lines(dir);
     char complete[512];
     summary_json_string(json, "incomplete_why", complete, sizeof(complete));

@@ -740,9 +740,6 @@ int trace_write_work_sampled(trace_writer *w, uint64_t parent, uint64_t idx,
         return trace_write_work(w, parent, idx, work, loc, region, flags);
     if (nsmp > TRACE_MAX_SAMPLES || !smp || (flags & ~OSPG_W_CONTINUES))
         return reject(w);
-    for (size_t i = 0; i < nsmp; i++)
-        if (!smp[i].count)
-            return reject(w);
     wrec r = {.r = {.type = TRACE_WORK, .parent = parent, .idx = idx,
                     .work = work, .loc = loc, .region = region,
                     .flags = flags, .nsamples = nsmp, .samples = smp}};
@@ -1342,14 +1339,10 @@ static int get_samples(trace_reader *r, trace_rec *rec)
              sizeof *r->smp) < 0)
         return fail(r, at, "out of memory");
     for (size_t i = 0; i < n; i++) {
-        uint64_t cat;
         if (get_loc(r, &r->smp[i].loc) < 0)
             return -1;
-        cat = here(r);
         if (get_u32(r, &r->smp[i].count, "sample count") < 0)
             return -1;
-        if (!r->smp[i].count)
-            return fail(r, cat, "a sampled line with no sample");
     }
     rec->nsamples = (size_t)n;
     rec->samples = r->smp;

@@ -109,6 +109,12 @@ int online_setup(const double *factors, size_t nf)
     return graph && locs && meta && notes ? 0 : -1;
 }
 
+void online_set_region_tags(ospg_region_tags_fn fn, void *arg)
+{
+    if (graph)
+        ospg_set_region_tags(graph, fn, arg);
+}
+
 /* Remembers the first failure and stops recording. */
 static void note_failure(const char *what)
 {

@@ -25,6 +25,10 @@
 /* Creates the builder with the measured profile plus, for each of the nf
  * factors, a what-if scenario speeding up every annotated region ("all").
  * Returns 0 or -1 (out of memory). */
+/* W-nodes of what-if regions are tagged with them (ospg.h, "Tags"); call
+ * after online_setup. */
+void online_set_region_tags(ospg_region_tags_fn fn, void *arg);
+
 int online_setup(const double *factors, size_t nf);
 
 /* One thread's handle, owned by that thread; it lives until the process

@@ -84,10 +84,38 @@ uint32_t regions_enter(uint32_t parent, uint32_t loc, uint64_t factor_milli,
     return id;
 }
 
+uint32_t regions_loc(uint32_t path)
+{
+    path_entry *e = entry(path);
+    return e ? e->key.loc : 0;
+}
+
 uint32_t regions_parent(uint32_t path)
 {
     path_entry *e = entry(path);
     return e ? e->key.parent : 0;
+}
+
+size_t regions_tags(void *arg, uint32_t path, uint32_t *locs, size_t max)
+{
+    (void)arg;
+    size_t n = 0;
+    for (path_entry *e = entry(path); e && n < max; e = entry(e->key.parent)) {
+        int dup = 0;
+        for (size_t i = 0; i < n; i++)
+            dup |= locs[i] == e->key.loc;
+        if (!dup)
+            locs[n++] = e->key.loc;
+    }
+    return n;
+}
+
+int regions_on_path(uint32_t path, uint32_t loc)
+{
+    for (path_entry *e = entry(path); e; e = entry(e->key.parent))
+        if (e->key.loc == loc)
+            return 1;
+    return 0;
 }
 
 double regions_factor(uint32_t path)

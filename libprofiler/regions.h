@@ -9,6 +9,7 @@
 #ifndef WHATIF_REGIONS_H
 #define WHATIF_REGIONS_H
 
+#include <stddef.h>
 #include <stdint.h>
 
 /* The path of region loc (own factor in thousandths, 0: none) entered
@@ -17,8 +18,19 @@
 uint32_t regions_enter(uint32_t parent, uint32_t loc, uint64_t factor_milli,
                        int *is_new);
 
+/* The location of path's innermost region (0: none). */
+uint32_t regions_loc(uint32_t path);
+
 /* The path a region was entered from (0 at the outside). */
 uint32_t regions_parent(uint32_t path);
+
+/* The locations of the regions path lies in (its own and those it was
+ * entered from, each once), as ospg_region_tags_fn wants them (arg
+ * unused).  Lock-free. */
+size_t regions_tags(void *arg, uint32_t path, uint32_t *locs, size_t max);
+
+/* 1 when loc is one of the regions path lies in.  Lock-free. */
+int regions_on_path(uint32_t path, uint32_t loc);
 
 /* The own factor that applies to W-nodes of path: the innermost region on
  * it that has one; 0 when none.  Lock-free. */

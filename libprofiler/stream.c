@@ -297,6 +297,20 @@ static uint32_t intern_name(stream_thread *st, const char *directive,
     return n->id;
 }
 
+const char *stream_dir_name(int kind)
+{
+    return kind >= 0 && kind < DIR_COUNT ? dir_names[kind] : "event";
+}
+
+uint32_t stream_name(stream_thread *st, const char *directive,
+                     const char *where)
+{
+    pthread_mutex_lock(&lock);
+    uint32_t id = intern_name(st, directive, where);
+    pthread_mutex_unlock(&lock);
+    return id;
+}
+
 /* The cache is two-way: a directive's nearby code addresses (a task's
  * creation and the taskwait after it, a few bytes apart) must not evict
  * each other, or every event would take the lock. */

@@ -59,6 +59,15 @@ uint32_t stream_loc(stream_thread *st, const void *code, int kind);
 uint32_t stream_loc_ident(stream_thread *st, const void *code,
                           const void *ident, int kind);
 
+/* The name of directive kind (DIR_*). */
+const char *stream_dir_name(int kind);
+
+/* The location named (directive, where), interned as any other: for names
+ * the profiler makes itself (the events around a serial fragment).  0
+ * (the program) when out of memory. */
+uint32_t stream_name(stream_thread *st, const char *directive,
+                     const char *where);
+
 /* The location of the source line of a sampled instruction pointer: its
  * directive reads "line:FUNCTION" ("line" without a symbol), its place
  * "file:line", or the module's name where it has no debug information.

@@ -42,6 +42,28 @@
 
 #define LOC_STACK 32
 #define FRAG_LINES 16 /* sampled lines a fragment keeps (more are rare) */
+#define SERIAL_CACHE 4 /* event pairs a thread remembers (serial_tag) */
+
+/* ---- Serial fragments of the program, named by their events ----
+ *
+ * The program's own serial code (W-nodes of OSPG_LOC_PROGRAM) is where a
+ * critical path often lies, and its fragments belong to no directive.
+ * Each is tagged (ospg.h, "Tags") with the pair of OpenMP events around
+ * it: a location of directive "serial" whose place reads "FROM>TO", each
+ * event "begin|end:KIND:LOC" (KIND a directive's name, "program",
+ * "thread", or "event" when unknown; LOC a location id, 0 for none), which
+ * the reports spell out ("end of parallel primes.c:34").  Each callback
+ * that may close or open such a fragment says which event it is (ev_code,
+ * ev_loc: two stores; enter() forgets it); the pair is interned when the
+ * fragment's W-node is made, outside its time. */
+enum { FEV_NONE = DIR_COUNT, FEV_PROGRAM, FEV_THREAD };
+
+typedef struct frag_event {
+    const void *code, *ident; /* the directive's code address, or NULL */
+    uint32_t loc;             /* its location when code is NULL */
+    uint8_t kind;             /* DIR_* or EV_* */
+    uint8_t end;              /* 1: the end of the construct, program... */
+} frag_event;
 #define DEP_BUF 64
 
 typedef struct cnode {
@@ -203,8 +225,16 @@ typedef struct tstate {
                               * not sampled) */
     /* the samples of the fragment frag_take ended last, by line, until a
      * W-node carries them */
-    ospg_sample frag_smp[FRAG_LINES];
+    ospg_sample frag_smp[FRAG_LINES + 1]; /* + a serial fragment's tag */
     int nfrag_smp;
+    /* The event at hand, the one that opened the running fragment, and
+     * the two around the fragment frag_take ended last (serial_tag). */
+    frag_event ev, frag_from, took_from, took_to;
+    struct {
+        frag_event from, to;
+        uint32_t loc;
+    } serial_cache[SERIAL_CACHE];
+    unsigned serial_next;
     int carry_pre;           /* main_pre_ips belong to the next fragment */
     /* the runtime's own time creating tasks, left out of the fragments
      * around it, and the tasks created (tool_task_runtime) */
@@ -601,6 +631,7 @@ static void take_sample(void *arg, uint64_t ip)
  * tool's or the runtime's, between fragments. */
 static inline void frag_begin(tstate *ts, int keep)
 {
+    ts->frag_from = ts->ev;
     ts->frag_cut = 0;
     ts->frag_start = counter_read(&metric, &ts->ct);
     ts->in_frag = 1;
@@ -739,6 +770,57 @@ static inline uint64_t child_idx(cnode *p)
     return p->nkids++;
 }
 
+static inline void ev_code(tstate *ts, int kind, int end, const void *code,
+                           const void *ident)
+{
+    ts->ev = (frag_event){code, ident, 0, (uint8_t)kind, (uint8_t)end};
+}
+
+static inline void ev_loc(tstate *ts, int kind, int end, uint32_t loc)
+{
+    ts->ev = (frag_event){NULL, NULL, loc, (uint8_t)kind, (uint8_t)end};
+}
+
+static int ev_same(const frag_event *a, const frag_event *b)
+{
+    return a->code == b->code && a->ident == b->ident && a->loc == b->loc &&
+           a->kind == b->kind && a->end == b->end;
+}
+
+/* "begin|end:KIND:LOC" of e. */
+static void ev_name(tstate *ts, const frag_event *e, char *buf, size_t len)
+{
+    uint32_t loc = 0;
+    const char *kind = e->kind == FEV_PROGRAM  ? "program"
+                       : e->kind == FEV_THREAD ? "thread"
+                                              : stream_dir_name(e->kind);
+    if (e->kind < DIR_COUNT)
+        loc = e->code ? stream_loc_ident(&ts->st, e->code, e->ident, e->kind)
+                      : e->loc;
+    snprintf(buf, len, "%s:%s:%u", e->end ? "end" : "begin", kind,
+             (unsigned)loc);
+}
+
+/* The tag of the program's serial fragment frag_take ended last. */
+static uint32_t serial_tag(tstate *ts)
+{
+    for (unsigned i = 0; i < SERIAL_CACHE; i++)
+        if (ts->serial_cache[i].loc &&
+            ev_same(&ts->serial_cache[i].from, &ts->took_from) &&
+            ev_same(&ts->serial_cache[i].to, &ts->took_to))
+            return ts->serial_cache[i].loc;
+    char from[64], to[64], where[160];
+    ev_name(ts, &ts->took_from, from, sizeof(from));
+    ev_name(ts, &ts->took_to, to, sizeof(to));
+    snprintf(where, sizeof(where), "%s>%s", from, to);
+    uint32_t loc = stream_name(&ts->st, "serial", where);
+    unsigned k = ts->serial_next++ % SERIAL_CACHE;
+    ts->serial_cache[k].from = ts->took_from;
+    ts->serial_cache[k].to = ts->took_to;
+    ts->serial_cache[k].loc = loc;
+    return loc;
+}
+
 static void emit_work_in(tstate *ts, cnode *p, uint64_t work, uint32_t loc,
                          uint32_t region, unsigned flags,
                          const ospg_sample *smp, size_t nsmp)
@@ -773,6 +855,9 @@ static void emit_work(tstate *ts, cnode *p, uint64_t work, uint32_t loc,
         t->lazy_nw = 1;
         return;
     }
+    uint32_t tag = loc == OSPG_LOC_PROGRAM && work ? serial_tag(ts) : 0;
+    if (tag) /* 0: out of memory, no tag */
+        ts->frag_smp[ts->nfrag_smp++] = (ospg_sample){tag, 0};
     int nsmp = ts->nfrag_smp;
     ts->nfrag_smp = 0; /* one W-node carries them */
     emit_work_in(ts, p, work, loc, region, flags, ts->frag_smp, (size_t)nsmp);
@@ -822,10 +907,15 @@ static void emit_leaf(tstate *ts, cnode *n)
 static void record_work_at(tstate *ts, uint64_t id, uint64_t idx,
                            uint64_t work)
 {
+    /* named by the events of the last fragment taken (serial_tag) */
+    ospg_sample tag = {work ? serial_tag(ts) : 0, 0};
+    size_t ntag = tag.loc ? 1 : 0;
     if (mode_offline && ts->ok)
-        trace_write_work(ts->st.w, id, idx, work, OSPG_LOC_PROGRAM, 0, 0);
+        trace_write_work_sampled(ts->st.w, id, idx, work, OSPG_LOC_PROGRAM, 0,
+                                 0, &tag, ntag);
     if (mode_online && id == TRACE_ROOT_ID)
-        online_work(ts->q, online_root(), idx, work, OSPG_LOC_PROGRAM, 0, 0);
+        online_work_sampled(ts->q, online_root(), idx, work,
+                            OSPG_LOC_PROGRAM, 0, 0, &tag, ntag);
 }
 
 /* The flags of a W-node of the innermost construct on c's location stack:
@@ -851,6 +941,8 @@ static uint64_t frag_take(tstate *ts)
         ts->frag_cut ? ts->frag_cut : counter_read(&metric, &ts->ct);
     ts->in_frag = 0;
     ts->nfrag_smp = 0;
+    ts->took_from = ts->frag_from;
+    ts->took_to = ts->ev;
     if (ts->carry_pre) {
         ts->carry_pre = 0;
         for (int i = 0; i < main_pre_n; i++)
@@ -1567,6 +1659,8 @@ static tstate *enter(void)
     if (atomic_load_explicit(&unsupported, memory_order_relaxed) ||
         forked_child)
         return NULL;
+    if (ts)
+        ts->ev.kind = FEV_NONE; /* until the callback says which */
     if (ts && ts->pending)
         flush_pending(ts, NULL, 0);
     if (ts && ts->ctx && ts->ctx->untied)
@@ -1685,6 +1779,7 @@ static void on_parallel_begin(ompt_data_t *enc_data, const ompt_frame_t *frame,
     if (!ts || !c)
         return;
     start_work(ts, c, code);
+    ev_code(ts, DIR_PARALLEL, 0, code, ident);
     frag_close(ts);
     region *r = calloc(1, sizeof(*r));
     if (!r)
@@ -1715,6 +1810,7 @@ static void on_parallel_end(ompt_data_t *parallel_data, ompt_data_t *enc_data,
     if (!ts || !r)
         return;
     enc->encountered = NULL;
+    ev_loc(ts, DIR_PARALLEL, 1, r->loc);
     frag_close(ts);
     r->phase.nkids = r->team + r->phase_extra;
     close_ordloops(ts, r->ordloops);
@@ -1755,6 +1851,7 @@ static void root_begin(tstate *ts, ompt_data_t *task_data)
         fork_registers = 0;
         return;
     }
+    ev_loc(ts, FEV_THREAD, 0, 0);
     frag_open(ts);
 }
 
@@ -1776,6 +1873,7 @@ static void root_end(tstate *ts, ompt_data_t *task_data)
     tctx *c = task_data->ptr;
     if (!c || c == &initial_ctx || c->kind != CTX_INITIAL)
         return;
+    ev_loc(ts, FEV_THREAD, 1, 0);
     frag_close(ts);
     pthread_mutex_lock(&roots_lock);
     root_close(ts, c);
@@ -1825,6 +1923,7 @@ static void on_implicit_task(ompt_scope_endpoint_t endpoint,
             ts->ctx = &initial_ctx;
             /* from where the program began: its samples up to the
              * runtime's start, where they were set apart */
+            ev_loc(ts, FEV_PROGRAM, 0, 0);
             frag_begin(ts, !main_pre_taken);
             ts->carry_pre = main_pre_taken;
             /* libomp starts the tool at its first construct: the serial
@@ -1973,6 +2072,7 @@ static void on_sync_region(ompt_sync_region_t kind,
         return;
     }
     if (kind == ompt_sync_region_taskwait) {
+        ev_code(ts, DIR_TASKWAIT, endpoint != ompt_scope_begin, code, NULL);
         if (endpoint == ompt_scope_begin) {
             frag_close(ts);
             end_scope(ts, c, stream_loc(&ts->st, code, DIR_TASKWAIT));
@@ -1987,6 +2087,7 @@ static void on_sync_region(ompt_sync_region_t kind,
     if (kind == ompt_sync_region_taskgroup) {
         /* libomp 19 reports a taskgroup at its start (begin) and after its
          * wait (end): it is a container S-node of its own. */
+        ev_code(ts, DIR_TASKGROUP, endpoint != ompt_scope_begin, code, NULL);
         frag_close(ts);
         if (endpoint == ompt_scope_begin) {
             frame *f = push_frame(c);
@@ -2019,15 +2120,24 @@ static void on_sync_region_wait(ompt_sync_region_t kind,
                                 ompt_data_t *task_data, const void *code)
 {
     (void)parallel_data;
-    (void)code;
     if (kind != ompt_sync_region_taskgroup || endpoint != ompt_scope_begin)
         return;
     tstate *ts = enter();
     tctx *c = task_data ? task_data->ptr : NULL;
     if (!ts || !c)
         return;
+    ev_code(ts, DIR_TASKGROUP, 1, code, NULL);
     frag_close(ts);
     c->waiting = 1; /* until the taskgroup's end (on_sync_region) */
+}
+
+static int mutex_dir(ompt_mutex_t kind)
+{
+    switch (kind) {
+    case ompt_mutex_critical: return DIR_CRITICAL;
+    case ompt_mutex_ordered: return DIR_ORDERED;
+    default: return DIR_LOCK;
+    }
 }
 
 static void on_mutex_acquire(ompt_mutex_t kind, unsigned hint, unsigned impl,
@@ -2036,7 +2146,6 @@ static void on_mutex_acquire(ompt_mutex_t kind, unsigned hint, unsigned impl,
     (void)hint;
     (void)impl;
     (void)wait_id;
-    (void)code;
     tstate *ts = enter();
     /* A test lock does not wait, and may fail: no acquired follows. */
     if (!ts || !ts->ctx || kind == ompt_mutex_atomic ||
@@ -2044,6 +2153,7 @@ static void on_mutex_acquire(ompt_mutex_t kind, unsigned hint, unsigned impl,
         return;
     tctx *c = ts->ctx;
     int pieces = kind == ompt_mutex_ordered && ordered_event(ts, c);
+    ev_code(ts, mutex_dir(kind), 0, code, NULL);
     frag_close(ts);
     if (pieces)
         piece_end(ts, c);
@@ -2056,22 +2166,13 @@ static void on_nest_lock(ompt_scope_endpoint_t endpoint,
                          ompt_wait_id_t wait_id, const void *code)
 {
     (void)wait_id;
-    (void)code;
     tstate *ts = enter();
     if (!ts || !ts->ctx || endpoint != ompt_scope_begin ||
         !ts->ctx->waiting)
         return;
     ts->ctx->waiting = 0;
+    ev_code(ts, DIR_LOCK, 0, code, NULL);
     frag_open(ts);
-}
-
-static int mutex_dir(ompt_mutex_t kind)
-{
-    switch (kind) {
-    case ompt_mutex_critical: return DIR_CRITICAL;
-    case ompt_mutex_ordered: return DIR_ORDERED;
-    default: return DIR_LOCK;
-    }
 }
 
 static void on_mutex_acquired(ompt_mutex_t kind, ompt_wait_id_t wait_id,
@@ -2081,6 +2182,7 @@ static void on_mutex_acquired(ompt_mutex_t kind, ompt_wait_id_t wait_id,
     tstate *ts = enter();
     if (!ts || !ts->ctx || kind == ompt_mutex_atomic)
         return;
+    ev_code(ts, mutex_dir(kind), 0, code, NULL);
     if (kind == ompt_mutex_test_lock || kind == ompt_mutex_test_nest_lock)
         frag_close(ts); /* no acquire closed it: the test succeeded */
     tctx *c = ts->ctx;
@@ -2098,11 +2200,11 @@ static void on_mutex_released(ompt_mutex_t kind, ompt_wait_id_t wait_id,
                               const void *code)
 {
     (void)wait_id;
-    (void)code;
     tstate *ts = enter();
     if (!ts || !ts->ctx || kind == ompt_mutex_atomic)
         return;
     tctx *c = ts->ctx;
+    ev_code(ts, mutex_dir(kind), 1, code, NULL);
     frag_close(ts);
     pop_loc(c);
     if (kind == ompt_mutex_ordered && in_pieces(c)) {
@@ -2207,6 +2309,18 @@ static void loop_end(tstate *ts, tctx *c)
     c->ol = NULL;
 }
 
+/* The directive kind of a worksharing event. */
+static int work_dir(ompt_work_t type)
+{
+    switch ((int)type) {
+    case ompt_work_sections: return DIR_SECTIONS;
+    case ompt_work_single_executor:
+    case ompt_work_single_other: return DIR_SINGLE;
+    case ompt_work_taskloop: return DIR_TASKLOOP;
+    default: return DIR_LOOP;
+    }
+}
+
 static void on_work(ompt_work_t type, ompt_scope_endpoint_t endpoint,
                     ompt_data_t *parallel_data, ompt_data_t *task_data,
                     uint64_t count, const void *code)
@@ -2221,6 +2335,8 @@ static void on_work(ompt_work_t type, ompt_scope_endpoint_t endpoint,
     int begin = endpoint == ompt_scope_begin;
     /* A taskloop's own taskgroup began just before it (nogroup: none). */
     int tg_fresh = in_taskgroup(c) && top(c)->fresh;
+    ev_code(ts, work_dir(type), !begin, tg_fresh ? top(c)->code : code,
+            tg_fresh ? NULL : ident);
     /* A held-back static part takes its last fragment itself; a dynamic
      * loop's last chunk may be a leaf. */
     if (begin || (!c->lazy_block && !(c->in_loop && chunk_leaf(ts, c))))
@@ -2313,6 +2429,7 @@ static void on_masked(ompt_scope_endpoint_t endpoint,
     tctx *c = task_data ? task_data->ptr : NULL;
     if (!ts || !c)
         return;
+    ev_code(ts, DIR_MASKED, endpoint != ompt_scope_begin, code, NULL);
     frag_close(ts);
     if (endpoint == ompt_scope_begin)
         push_loc(c, stream_loc(&ts->st, code, DIR_MASKED));
@@ -2349,6 +2466,12 @@ static void on_task_create(ompt_data_t *enc_data, const ompt_frame_t *frame,
         c = running;
         spawn_loc = running->spawn_loc;
     }
+    if (flags & ompt_task_taskwait)
+        ev_code(ts, DIR_TASKWAIT, 0, code, NULL);
+    else if (spawn_loc || c->taskloop_loc)
+        ev_loc(ts, DIR_TASKLOOP, 0, spawn_loc ? spawn_loc : c->taskloop_loc);
+    else
+        ev_code(ts, DIR_TASK, 0, code, ident);
     frag_close(ts);
     /* taskwait depend(...) comes as a task of its own kind */
     if (flags & ompt_task_taskwait) {
@@ -2496,6 +2619,7 @@ void tool_fork_enters(tool_runtime_span *sp, const void *call_site,
         return;
     if (ts->pending)
         flush_pending(ts, NULL, 0);
+    ev_code(ts, DIR_PARALLEL, 0, fork_site, fork_ident);
     frag_close(ts);
     sp->opens = ts->frag_opens;
 }
@@ -2587,11 +2711,18 @@ static void on_task_schedule(ompt_data_t *prior_data,
     tstate *ts = enter();
     if (!ts)
         return;
-    frag_close(ts);
     tctx *p = prior_data ? prior_data->ptr : NULL;
+    tctx *next = next_data ? next_data->ptr : NULL;
+    /* a task starts or resumes: its code begins */
+    if (next && next->kind == CTX_EXPLICIT)
+        ev_loc(ts, DIR_TASK, 0, next->base_loc);
+    frag_close(ts);
     int ended = p && p->kind == CTX_EXPLICIT &&
                 (status == ompt_task_complete || status == ompt_task_cancel ||
                  status == ompt_task_detach);
+    /* ... or one ends, and the code below it resumes */
+    if (ended)
+        ev_loc(ts, DIR_TASK, 1, p->base_loc);
     /* the task the runtime returns to when the next one's part ends */
     tctx *below = ended ? p->sched_prior : p;
     if (ended) {
@@ -2693,6 +2824,11 @@ static int on_control_tool(uint64_t command, uint64_t modifier, void *arg,
     tctx *c = ts ? ts->ctx : NULL;
     if (!c)
         return 0;
+    /* an END is named by its region (its BEGIN's location) */
+    if (command == WHATIF_CMD_END && c->path != c->base_path)
+        ev_loc(ts, DIR_REGION, 1, regions_loc(c->path));
+    else
+        ev_code(ts, DIR_REGION, command == WHATIF_CMD_END, code, NULL);
     frag_close(ts);
     if (command == WHATIF_CMD_BEGIN) {
         int is_new;
@@ -2701,8 +2837,14 @@ static int on_control_tool(uint64_t command, uint64_t modifier, void *arg,
         uint32_t path = regions_enter(c->path, loc, factor, &is_new);
         if (is_new)
             record_region(ts, path, c->path, loc, factor);
+        /* An instance of the region, unless entered again inside itself
+         * (recursion): a W-node of no work at its location marks it (the
+         * region's row counts its instances; its code is tagged). */
+        int outermost = path && !regions_on_path(c->path, loc);
         if (path)
             c->path = path;
+        if (outermost)
+            emit_work(ts, cur(c), 0, loc, 0);
     } else if (c->path == c->base_path) {
         warn_unbalanced("__WHATIF_END__ without a matching __WHATIF_BEGIN__ "
                         "in the same task", code);
@@ -2792,6 +2934,7 @@ static void finish(void)
     }
     cnode root = {TRACE_ROOT_ID, 0, NULL, NULL};
     if (main_began) {
+        ev_loc(ts, FEV_PROGRAM, 1, 0);
         frag_close(ts);
         end_scope(ts, &initial_ctx, OSPG_LOC_NONE);
         /* an index kept for a fragment that never came to the root */
@@ -2805,6 +2948,8 @@ static void finish(void)
         if (counter_counts_from_thread_start(&metric) && now > cpu_origin)
             work = now - cpu_origin;
         uint64_t idx = atomic_exchange(&main_pending_idx, UINT64_MAX);
+        ts->took_from = (frag_event){NULL, NULL, 0, FEV_PROGRAM, 0};
+        ts->took_to = (frag_event){NULL, NULL, 0, FEV_PROGRAM, 1};
         record_work_at(ts, TRACE_ROOT_ID,
                        idx != UINT64_MAX ? idx : child_idx(&root), work);
     }
@@ -2916,6 +3061,7 @@ void tool_thread_returns(void)
     if (!active || forked_child || !c || c == &initial_ctx ||
         c->kind != CTX_INITIAL || c->waiting || c->nfr)
         return;
+    ev_loc(ts, FEV_THREAD, 1, 0);
     frag_close(ts);
 }
 
@@ -3156,6 +3302,8 @@ ompt_start_tool(unsigned int omp_version,
         fprintf(stderr, "whatif: out of memory; profiling disabled\n");
         return NULL;
     }
+    if (mode_online)
+        online_set_region_tags(regions_tags, NULL);
     if (mode_online) {
         stream_set_loc_hook(online_loc);
         stream_set_meta_hook(online_meta);

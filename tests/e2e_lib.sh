@@ -5,16 +5,27 @@
 # check_invariants DIR WHAT: what must hold of every profile.csv, whatever
 # the program: no row's work exceeds the program's; no row's span exceeds
 # its work; a row's critical work is within its work; the critical
-# percentages sum to 100; no row is located in the profiler's own code or
-# in the runtime (a wrapper's or libomp's address standing for the
-# program's call site).
+# percentages of the program and the directives sum to 100 (a what-if
+# region's row overlaps them); no row is located in the profiler's own
+# code or in the runtime (a wrapper's or libomp's address standing for the
+# program's call site); the program's serial fragments
+# (serial_fragments.csv) hold exactly the program row's critical work.
 check_invariants() {
   local csv=$1/profile.csv what=$2
+  if [ -e "$1/serial_fragments.csv" ]; then
+    local pc sc
+    pc=$(awk -F, '$1 == "program" && $2 == "program" { print $7 }' "$csv")
+    sc=$(awk -F, 'NR > 1 { s += $(NF - 1) } END { printf "%d", s }' "$1/serial_fragments.csv")
+    if [ "$pc" != "$sc" ]; then
+      echo "FAIL: $what: invariants: serial fragments hold $sc of the program's critical work $pc"
+      return 1
+    fi
+  fi
   awk -F, -v what="$what" '
     NR == 1 { next }
     { gsub(/"/, "") }
     $1 == "program" && $2 == "program" { pw = $4 }
-    { rows[NR] = $0; sum += $8 }
+    { rows[NR] = $0; if ($2 != "region") sum += $8 }
     END {
       bad = ""
       for (i in rows) {

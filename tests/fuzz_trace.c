@@ -51,8 +51,6 @@ static void check_rec(const trace_rec *r)
             (r->nsamples == 0 && r->samples == NULL));
     require((r->nsamples == 0) == (r->samples == NULL));
     require(r->nsamples <= TRACE_MAX_SAMPLES);
-    for (size_t i = 0; i < r->nsamples; i++)
-        require(r->samples[i].count > 0);
     if (r->type == TRACE_LEAF) {
         require(r->kind == OSPG_S || r->kind == OSPG_P);
         require(r->group == 0 || r->kind == OSPG_P);

@@ -255,13 +255,33 @@ unsigned char *gg_leaves(const gg_graph *g)
         const gg_node *N = &g->nodes[i];
         leaf[i] = N->kind != GG_W && N->ndeps == 0 && N->nkids <= 1 &&
                   (N->nkids == 0 ||
-                   g->nodes[g->kids[N->kid_off]].kind == GG_W) &&
+                   (g->nodes[g->kids[N->kid_off]].kind == GG_W &&
+                    g->nodes[g->kids[N->kid_off]].ntags == 0)) &&
                   N->end_loc == OSPG_LOC_NONE;
     }
     for (size_t k = 0; k < g->ngroups; k++)
         if (g->groups[k].owner > 0)
             leaf[g->groups[k].owner] = 0;
     return leaf;
+}
+
+size_t gg_region_tags(void *arg, uint32_t region, uint32_t *locs, size_t max)
+{
+    const gg_graph *g = arg;
+    size_t n = 0;
+    if (!g->region_tags)
+        return 0;
+    for (uint32_t r = region; r >= 1 && n < max; r /= 2)
+        locs[n++] = GG_REGION_LOC(r);
+    return n;
+}
+
+size_t gg_tag_samples(const gg_node *w, ospg_sample *out)
+{
+    size_t n = 0;
+    for (uint32_t k = 0; k < w->ntags && k < GG_MAXTAGS; k++)
+        out[n++] = (ospg_sample){w->tags[k], 0};
+    return n;
 }
 
 size_t gg_intermediate_depth(const gg_graph *g)
@@ -328,6 +348,8 @@ void gg_dump(const gg_graph *g, FILE *f)
         if (x->kind == GG_W)
             fprintf(f, " work=%llu region=%u%s", (unsigned long long)x->work,
                     x->region, x->wflags ? " cont" : "");
+        for (uint32_t k = 0; x->kind == GG_W && k < x->ntags; k++)
+            fprintf(f, " tag=%#x", x->tags[k]);
         if (x->ndeps) {
             fputs(" deps=", f);
             for (uint32_t d = 0; d < x->ndeps; d++)
@@ -974,6 +996,21 @@ int gg_generate(const gg_params *p, gg_graph *out)
     for (size_t i = 0; i < out->nnodes; i++)
         if (out->nodes[i].kind == GG_W && gg_chance(&cr, 20))
             out->nodes[i].wflags = OSPG_W_CONTINUES;
+    /* Tags, in half the graphs, and region tags in half: a stream of their
+     * own too. */
+    gg_rng tr;
+    gg_rng_seed(&tr, gg_mix(p->seed, 0x74616773ull));
+    if (gg_chance(&tr, 50))
+        for (size_t i = 0; i < out->nnodes; i++) {
+            gg_node *x = &out->nodes[i];
+            if (x->kind != GG_W || !gg_chance(&tr, 30))
+                continue;
+            x->tags[x->ntags++] = GG_TAG_LOC(gg_below(&tr, 4));
+            uint32_t t2 = GG_TAG_LOC(gg_below(&tr, 4));
+            if (gg_chance(&tr, 20) && t2 != x->tags[0])
+                x->tags[x->ntags++] = t2;
+        }
+    out->region_tags = gg_chance(&tr, 50);
     return gg_finalize(out);
 }
 

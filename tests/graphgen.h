@@ -42,6 +42,14 @@ uint64_t gg_mix(uint64_t a, uint64_t b);            /* hash two words */
 enum { GG_W = 0 }; /* W-node kind; S and P use OSPG_S and OSPG_P */
 
 #define GG_MAXDEPS 4
+#define GG_MAXTAGS 2
+
+/* Tag locations (ospg.h, "Tags") lie apart from the graph's own: a W-node's
+ * explicit tags are GG_TAG_LOC(k), k < 4; a what-if region r's tag is
+ * GG_REGION_LOC(r), and a W-node of region r lies in the regions r, r / 2,
+ * r / 4, ... (>= 1). */
+#define GG_TAG_LOC(k) (0x40000000u + (uint32_t)(k))
+#define GG_REGION_LOC(r) (0x40000100u + (uint32_t)(r))
 
 typedef struct gg_node {
     int kind;            /* GG_W, OSPG_S or OSPG_P */
@@ -54,6 +62,8 @@ typedef struct gg_node {
     uint64_t work;       /* W only */
     uint32_t region;     /* W only */
     uint32_t wflags;     /* W only: OSPG_W_CONTINUES, drawn by gg_generate */
+    uint32_t ntags;      /* W only: explicit tags (count 0 samples) */
+    uint32_t tags[GG_MAXTAGS];
     uint32_t ndeps;      /* P only */
     ospg_dep deps[GG_MAXDEPS];
     uint32_t nkids;      /* children, W included */
@@ -73,6 +83,8 @@ typedef struct gg_graph {
     size_t ngroups, capgroups;
     uint32_t nlocs;      /* locations used are < nlocs (besides NONE) */
     uint32_t nregions;   /* regions used are <= nregions */
+    int region_tags;     /* W-nodes are tagged by their region path: feed
+                          * with ospg_set_region_tags(gg_region_tags, g) */
     const char *shape;   /* what gg_generate drew, for messages */
     int weights;         /* GG_WEIGHTS_* drawn */
 } gg_graph;
@@ -132,10 +144,18 @@ const char *gg_shape_name(int shape);
 /* One line per node, then the groups. */
 void gg_dump(const gg_graph *g, FILE *f);
 
+/* The tags of region path region, as ospg_region_tags_fn (arg: the
+ * gg_graph). */
+size_t gg_region_tags(void *arg, uint32_t region, uint32_t *locs, size_t max);
+
+/* Node w's explicit tags as ospg_sample items (count 0); returns their
+ * number (<= GG_MAXTAGS). */
+size_t gg_tag_samples(const gg_node *w, ospg_sample *out);
+
 /* Which nodes may be fed through ospg_leaf: an array of nnodes flags (the
  * caller frees it; NULL when out of memory), set for every node but the
- * root whose children are at most one W-node, with no depend items, no
- * location given at its end and no group it owns. */
+ * root whose children are at most one W-node without explicit tags, with
+ * no depend items, no location given at its end and no group it owns. */
 unsigned char *gg_leaves(const gg_graph *g);
 
 /* Longest chain of intermediate nodes from the root down (root counts 1). */

@@ -18,7 +18,10 @@
  *     flagged OSPG_W_CONTINUES adds its work and span but no instance); members
  *     of a group aggregate (work summed, span maxed) into one instance;
  *  6. grains: every P-node with a location counts, nested or not; a W-node's
- *     work goes to its nearest such ancestor.
+ *     work goes to its nearest such ancestor;
+ *  7. tags: per tag location, the same longest paths with only its W-nodes
+ *     weighing, and its W-nodes' work (step 3-4 attributes their critical
+ *     work along with their own location's).
  */
 #include "oracle.h"
 
@@ -173,6 +176,47 @@ static size_t loc_index(const uint32_t *locs, size_t n, uint32_t loc)
     return lo;
 }
 
+/* The tag locations of W-node w (explicit first, then its region path's
+ * when g has region tags), without repeats; explicit[i] tells which. */
+static size_t w_tags(const gg_graph *g, const gg_node *w, uint32_t *tags,
+                     unsigned char *explicit_tag)
+{
+    size_t n = 0;
+    for (uint32_t k = 0; k < w->ntags; k++) {
+        tags[n] = w->tags[k];
+        explicit_tag[n++] = 1;
+    }
+    uint32_t rl[OSPG_MAX_TAGS];
+    size_t nr = gg_region_tags((void *)g, w->region, rl, OSPG_MAX_TAGS);
+    for (size_t i = 0; i < nr; i++) {
+        int dup = 0;
+        for (size_t j = 0; j < n; j++)
+            dup |= tags[j] == rl[i];
+        if (!dup) {
+            tags[n] = rl[i];
+            explicit_tag[n++] = 0;
+        }
+    }
+    return n;
+}
+
+#define W_TAGS_MAX (GG_MAXTAGS + OSPG_MAX_TAGS)
+
+/* Does the W-node of vertex v carry tag location t? */
+static int carries(const gg_graph *g, const int32_t *vnode, size_t v,
+                   uint32_t t)
+{
+    if (vnode[v] < 0)
+        return 0;
+    uint32_t tags[W_TAGS_MAX];
+    unsigned char ex[W_TAGS_MAX];
+    size_t n = w_tags(g, &g->nodes[vnode[v]], tags, ex);
+    for (size_t i = 0; i < n; i++)
+        if (tags[i] == t)
+            return 1;
+    return 0;
+}
+
 const oracle_loc *oracle_find(const oracle_profile *p, uint32_t loc)
 {
     size_t lo = 0, hi = p->nlocs;
@@ -291,6 +335,11 @@ static int rule_path(rule_ctx *c, const uint64_t *dag_span, size_t nscen,
         if (!(item & 1)) {
             if (X->kind == GG_W) {
                 out[loc_index(locs, nl, X->loc)].crit_rule[s] += c->w[x];
+                uint32_t tags[W_TAGS_MAX];
+                unsigned char ex[W_TAGS_MAX];
+                size_t nt = w_tags(g, X, tags, ex);
+                for (size_t t = 0; t < nt; t++)
+                    out[loc_index(locs, nl, tags[t])].crit_rule[s] += c->w[x];
                 continue;
             }
             if (c->choice[x] >= 0) {
@@ -429,11 +478,16 @@ int oracle_compute(const gg_graph *g, size_t nscen, const ospg_scenario *scen,
     free(D.e);
 
     /* locations: every one a node or a group carries */
-    uint32_t *locs = xcalloc(n + g->ngroups, sizeof *locs);
+    uint32_t *locs = xcalloc(n * (1 + W_TAGS_MAX) + g->ngroups, sizeof *locs);
     size_t nl = 0;
-    for (size_t i = 0; i < n; i++)
+    for (size_t i = 0; i < n; i++) {
         if (g->nodes[i].loc != OSPG_LOC_NONE)
             locs[nl++] = g->nodes[i].loc;
+        if (g->nodes[i].kind == GG_W) {
+            unsigned char ex[W_TAGS_MAX];
+            nl += w_tags(g, &g->nodes[i], locs + nl, ex);
+        }
+    }
     for (size_t i = 0; i < g->ngroups; i++)
         if (g->groups[i].loc != OSPG_LOC_NONE)
             locs[nl++] = g->groups[i].loc;
@@ -462,6 +516,16 @@ int oracle_compute(const gg_graph *g, size_t nscen, const ospg_scenario *scen,
         L->crit_max = xcalloc(nscen, sizeof *L->crit_max);
         L->crit_rule = xcalloc(nscen, sizeof *L->crit_rule);
     }
+    for (size_t i = 0; i < n; i++) {
+        if (g->nodes[i].kind != GG_W)
+            continue;
+        uint32_t tags[W_TAGS_MAX];
+        unsigned char ex[W_TAGS_MAX];
+        size_t nt = w_tags(g, &g->nodes[i], tags, ex);
+        for (size_t t = 0; t < nt; t++)
+            out->locs[loc_index(locs, nl, tags[t])].tag = 1;
+    }
+    uint64_t *wt = xcalloc(nv, sizeof *wt); /* 7: a tag's weights */
     out->node_work = xcalloc(n, sizeof *out->node_work);
     out->node_span = xcalloc(n * nscen, sizeof *out->node_span);
     out->counted = xcalloc(n, sizeof *out->counted);
@@ -542,14 +606,26 @@ int oracle_compute(const gg_graph *g, size_t nscen, const ospg_scenario *scen,
         for (size_t v = 0; v < nv; v++) {
             onpath[v] = fwd[v] != NOPATH && bwd[v] != NOPATH &&
                         fwd[v] + bwd[v] - w[v] == total;
-            if (onpath[v] && vnode[v] >= 0 && w[v] > 0)
+            if (onpath[v] && vnode[v] >= 0 && w[v] > 0) {
                 locseen[loc_index(locs, nl, g->nodes[vnode[v]].loc)] = 1;
+                uint32_t tags[W_TAGS_MAX];
+                unsigned char ex[W_TAGS_MAX];
+                size_t nt = w_tags(g, &g->nodes[vnode[v]], tags, ex);
+                for (size_t t = 0; t < nt; t++)
+                    locseen[loc_index(locs, nl, tags[t])] = 1;
+            }
         }
         /* one longest path, walked back from exit(root) */
         for (size_t v = nv - 1; v != 0;) {
             if (vnode[v] >= 0) {
                 size_t l = loc_index(locs, nl, g->nodes[vnode[v]].loc);
                 out->locs[l].critical[s] += w[v];
+                uint32_t tags[W_TAGS_MAX];
+                unsigned char ex[W_TAGS_MAX];
+                size_t nt = w_tags(g, &g->nodes[vnode[v]], tags, ex);
+                for (size_t t = 0; t < nt; t++)
+                    out->locs[loc_index(locs, nl, tags[t])].critical[s] +=
+                        w[v];
             }
             size_t e = poff[v];
             for (; e < poff[v + 1]; e++) {
@@ -589,7 +665,9 @@ int oracle_compute(const gg_graph *g, size_t nscen, const ospg_scenario *scen,
                     if (mx[u] > b)
                         b = mx[u];
                 }
-                uint64_t c = vnode[v] >= 0 && g->nodes[vnode[v]].loc == L->loc
+                uint64_t c = vnode[v] >= 0 &&
+                                     (g->nodes[vnode[v]].loc == L->loc ||
+                                      (L->tag && carries(g, vnode, v, L->loc)))
                                  ? w[v] : 0;
                 mn[v] = a + c;
                 mx[v] = b + c;
@@ -600,6 +678,16 @@ int oracle_compute(const gg_graph *g, size_t nscen, const ospg_scenario *scen,
                 unique = 0;
         }
         out->crit_unique[s] = unique;
+        /* 7. each tag's span: only its W-nodes weigh */
+        for (size_t l = 0; l < nl; l++) {
+            oracle_loc *L = &out->locs[l];
+            if (!L->tag)
+                continue;
+            for (size_t v = 0; v < nv; v++)
+                wt[v] = carries(g, vnode, v, L->loc) ? w[v] : 0;
+            longest_from(0, nv - 1, wt, poff, pred, fwd);
+            L->span[s] = fwd[nv - 1];
+        }
         for (size_t i = 0; i < n; i++)
             rule.w[i] = g->nodes[i].kind == GG_W
                             ? oracle_weight(scen, s, &g->nodes[i]) : 0;
@@ -621,6 +709,7 @@ int oracle_compute(const gg_graph *g, size_t nscen, const ospg_scenario *scen,
     free(mx);
     free(onpath);
     free(locseen);
+    free(wt);
 
     /* 5. instances */
     uint64_t *gwork = xcalloc(g->ngroups, sizeof *gwork);
@@ -683,6 +772,21 @@ int oracle_compute(const gg_graph *g, size_t nscen, const ospg_scenario *scen,
                 out->locs[loc_index(locs, nl, A->loc)].grain_work += X->work;
                 break;
             }
+        }
+    }
+
+    /* 7. tags: their W-nodes' work; an instance for each explicit one */
+    for (size_t i = 0; i < n && rc == 0; i++) {
+        const gg_node *X = &g->nodes[i];
+        if (X->kind != GG_W)
+            continue;
+        uint32_t tags[W_TAGS_MAX];
+        unsigned char ex[W_TAGS_MAX];
+        size_t nt = w_tags(g, X, tags, ex);
+        for (size_t t = 0; t < nt; t++) {
+            oracle_loc *L = &out->locs[loc_index(locs, nl, tags[t])];
+            L->work += X->work;
+            L->instances += ex[t];
         }
     }
 

@@ -16,6 +16,11 @@
  * chain before a P-child, lower index first, a dependence start only when
  * strictly later) on the tree, a second computation whose spans must equal
  * the DAG's.
+ *
+ * Tags (a W-node's explicit ones, and those of its region path when the
+ * graph says so): a tag location's work and instances are its W-nodes',
+ * its span the longest path over the DAG where only its W-nodes weigh,
+ * its critical values the work of its W-nodes along the root's paths.
  */
 #ifndef WHATIF_TESTS_ORACLE_H
 #define WHATIF_TESTS_ORACLE_H
@@ -37,6 +42,8 @@ typedef struct oracle_loc {
     uint64_t *crit_min;  /* [nscen] least over all longest paths */
     uint64_t *crit_max;  /* [nscen] most over all longest paths */
     uint64_t *crit_rule; /* [nscen] along the path the tie rules pick */
+    int tag;             /* a tag location (ospg.h "Tags"): its span is the
+                          * longest path weighing only its W-nodes */
 } oracle_loc;
 
 typedef struct oracle_profile {

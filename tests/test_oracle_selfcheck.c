@@ -529,8 +529,9 @@ static void generated(void)
         }
         uint64_t sum = 0, rsum = 0, ok = 1;
         for (size_t i = 0; i < o.nlocs; i++) {
-            sum += o.locs[i].critical[0];
-            rsum += o.locs[i].crit_rule[0];
+            /* a tag's W-nodes are counted at their own location too */
+            sum += o.locs[i].tag ? 0 : o.locs[i].critical[0];
+            rsum += o.locs[i].tag ? 0 : o.locs[i].crit_rule[0];
             if (o.locs[i].crit_rule[0] < o.locs[i].crit_min[0] ||
                 o.locs[i].crit_rule[0] > o.locs[i].crit_max[0] ||
                 (o.crit_unique[0] &&

@@ -136,8 +136,10 @@ static void *work_events(void *arg)
             if (!parent || (N->group >= 0 && !gr))
                 break;
             if (N->kind == GG_W) {
-                err = ospg_work(f->G, parent, N->idx, N->work, N->loc,
-                                N->region, N->wflags);
+                ospg_sample tags[GG_MAXTAGS];
+                size_t nt = gg_tag_samples(N, tags);
+                err = ospg_work_sampled(f->G, parent, N->idx, N->work, N->loc,
+                                        N->region, N->wflags, tags, nt);
             } else if (f->leaf && f->leaf[i]) {
                 ospg_leaf_work lw;
                 if (N->nkids) {
@@ -264,6 +266,8 @@ static int feed_serial(const gg_graph *g, const feed *f, size_t nscen,
 {
     size_t n = g->nnodes;
     ospg *G = ospg_new(nscen, scen);
+    if (G)
+        ospg_set_region_tags(G, gg_region_tags, (void *)g);
     ospg_node **h = calloc(n, sizeof(*h));
     ospg_group **gh = calloc(g->ngroups + 1, sizeof(*gh));
     if (!G || !h || !gh)
@@ -281,9 +285,12 @@ static int feed_serial(const gg_graph *g, const feed *f, size_t nscen,
                            g->nodes[e / 2].end_loc);
         } else {
             const gg_node *N = &g->nodes[e / 2];
+            ospg_sample tags[GG_MAXTAGS];
+            size_t nt = gg_tag_samples(N, tags);
             if (N->kind == GG_W)
-                err = ospg_work(G, h[N->parent], N->idx, N->work, N->loc,
-                                N->region, N->wflags);
+                err = ospg_work_sampled(G, h[N->parent], N->idx, N->work,
+                                        N->loc, N->region, N->wflags, tags,
+                                        nt);
             else
                 h[e / 2] = ospg_begin(G, h[N->parent], N->idx,
                                       (ospg_kind)N->kind, N->begin_loc,
@@ -348,6 +355,7 @@ static int run_seed(uint64_t seed, unsigned nthreads)
     if (!f.G)
         abort();
     ospg_set_concurrent(f.G);
+    ospg_set_region_tags(f.G, gg_region_tags, &g);
     atomic_store(&f.h[0], ospg_root(f.G));
     pthread_t th[MAX_THREADS];
     worker w[MAX_THREADS];

@@ -106,9 +106,11 @@ static int write_trace(const gg_graph *g, const order *o, unsigned nstreams,
         const event *e = &o->ev[i];
         const gg_node *nd = &g->nodes[e->x];
         if (nd->kind == GG_W) {
-            rc |= trace_write_work(tw, (uint64_t)nd->parent, nd->idx,
-                                   nd->work, nd->loc, nd->region,
-                                   nd->wflags);
+            ospg_sample tags[GG_MAXTAGS];
+            size_t nt = gg_tag_samples(nd, tags);
+            rc |= trace_write_work_sampled(tw, (uint64_t)nd->parent,
+                                           nd->idx, nd->work, nd->loc,
+                                           nd->region, nd->wflags, tags, nt);
         } else if (e->type == EV_BEGIN && nd->group >= 0) {
             /* The first member replayed creates the group with its own
              * location, so a member always carries one: one whose
@@ -363,7 +365,9 @@ int main(int argc, char **argv)
             ospg_profile p;
             replay_stats st;
             char err[512];
-            int rc = replay_files(pp, nstreams, 3, scen, lt, NULL, &p,
+            replay_hooks hooks = {.region_tags = gg_region_tags,
+                                  .region_tags_arg = &g};
+            int rc = replay_files(pp, nstreams, 3, scen, lt, &hooks, &p,
                                   &st, err, sizeof(err));
             CHECK(rc == 0, "seed %llu (%s, %u streams): %s",
                   (unsigned long long)seed, g.shape, nstreams, err);

@@ -942,7 +942,7 @@ static void test_db(void)
     CHECK(db != NULL);
     CHECK_STR(q(db, "PRAGMA integrity_check").text, "ok");
     CHECK(q(db, "PRAGMA user_version").i == REPORT_SCHEMA_VERSION);
-    CHECK(q(db, "SELECT version FROM schema_version").i == 3);
+    CHECK(q(db, "SELECT version FROM schema_version").i == 4);
     CHECK(q(db, "SELECT count(*) FROM schema_version").i == 1);
     /* the table's 10 ids plus a placeholder for id 6 */
     CHECK(q(db, "SELECT count(*) FROM location").i == 11);
