@@ -133,6 +133,72 @@ EXPORT int32_t __kmpc_omp_task_with_deps(void *loc, int32_t gtid, void *task,
     return r;
 }
 
+/* The OpenMP API functions a program commonly calls before its first
+ * construct, which start the runtime when it has not started: its
+ * start-up (hundreds of microseconds) is then no work of the program's.
+ * Only functions not made to be called in hot loops are wrapped. */
+#define API_GET(name)                                                       \
+    typedef int (*name##_fn)(void);                                         \
+    EXPORT int name(void)                                                   \
+    {                                                                       \
+        REAL(name##_fn, name)                                               \
+        int starts = tool_api_enters();                                     \
+        int r = real ? real() : 0;                                          \
+        if (starts)                                                         \
+            tool_api_returns();                                             \
+        return r;                                                           \
+    }
+#define API_SET(name)                                                       \
+    typedef void (*name##_fn)(int);                                         \
+    EXPORT void name(int v)                                                 \
+    {                                                                       \
+        REAL(name##_fn, name)                                               \
+        int starts = tool_api_enters();                                     \
+        if (real)                                                           \
+            real(v);                                                        \
+        if (starts)                                                         \
+            tool_api_returns();                                             \
+    }
+#define API_LOCK(name)                                                      \
+    typedef void (*name##_fn)(void *);                                      \
+    EXPORT void name(void *lock)                                            \
+    {                                                                       \
+        REAL(name##_fn, name)                                               \
+        int starts = tool_api_enters();                                     \
+        if (real)                                                           \
+            real(lock);                                                     \
+        if (starts)                                                         \
+            tool_api_returns();                                             \
+    }
+
+API_GET(omp_get_max_threads)
+API_GET(omp_get_num_procs)
+API_GET(omp_get_thread_limit)
+API_GET(omp_get_max_active_levels)
+API_GET(omp_get_dynamic)
+API_SET(omp_set_num_threads)
+API_SET(omp_set_dynamic)
+API_SET(omp_set_max_active_levels)
+API_LOCK(omp_init_lock)
+API_LOCK(omp_init_nest_lock)
+
+/* A taskwait that is the last statement of a function is a tail call at
+ * -O2 (a jump to the runtime): its return address is then the caller's
+ * caller, at another line.  Through the wrapper the runtime reports the
+ * wrapper's address, which stands for the call site and, with it, the
+ * construct's ident_t, whose line is the taskwait's. */
+typedef int32_t (*taskwait_fn)(void *, int32_t);
+EXPORT int32_t __kmpc_omp_taskwait(void *loc, int32_t gtid)
+{
+    REAL(taskwait_fn, __kmpc_omp_taskwait)
+    if (!real)
+        return 0;
+    WRAP_ENTER(loc);
+    int32_t r = real(loc, gtid);
+    WRAP_LEAVE();
+    return r;
+}
+
 /* Worksharing loops: the runtime hands out chunks (an atomic update of
  * the loop's shared state, contended between the team's threads) before
  * it reports them, and sets up and tears down the loop around its begin

@@ -179,6 +179,9 @@ typedef struct tctx {
      * threads in the name of the encountering task; the helper is one of
      * these, and the tasks it creates take this location. */
     uint32_t spawn_loc;
+    /* A helper of the split: it creates tasks of its taskloop, so it is
+     * the runtime's, no task of the program's (no grain, no member). */
+    int helper;
     /* A taskloop without a taskgroup (nogroup): its tasks form a group,
      * one instance (owner: the scope they are created in); 0 otherwise. */
     uint64_t taskloop_group, spawn_group;
@@ -193,6 +196,11 @@ typedef struct tctx {
     cnode pend_parent;
     uint64_t pend_idx;
     ospg_kind pend_kind;
+    /* An undeferred task: its creator waits for it, so it is a P-node
+     * alone in an S-node of its own (in series, and a grain like any
+     * task), which ends with it. */
+    cnode alone;
+    int has_alone;
     struct tstate *home;     /* the thread whose spares it returns to */
     struct tctx *next_root;  /* extra roots: the open ones (roots_lock) */
     void *rt_task;           /* the runtime's kmp_task_t (interpose.c) */
@@ -315,6 +323,9 @@ static uint64_t cpu_origin;      /* ... when the program proper began */
 /* The main thread's CPU ns when it entered the fork that started the
  * runtime (interpose.c), 0 when none did: its serial work ends there. */
 static uint64_t cpu_runtime_entry;
+/* ... or when it called the OpenMP API function that started it (an
+ * omp_get_max_threads() before any construct), 0 when none did. */
+static uint64_t cpu_api_entry;
 /* The calling thread entered a fork before the runtime knew it: its
  * initial task, begun inside that fork, has no program code to measure
  * before the region. */
@@ -440,6 +451,11 @@ static pid_t tool_pid; /* the profiled process (a vfork child shares our
 static void on_fork_child(void)
 {
     forked_child = 1;
+    /* The thread's state holds perf_event pages, which a fork does not
+     * copy (the counter's, the sampler's ring): nothing may read them. */
+    self = NULL;
+    active = 0;
+    main_sampler.ring = NULL;
 }
 
 /* A program killed by a fatal signal keeps, offline, every record its
@@ -564,16 +580,18 @@ __attribute__((constructor)) static void on_load(void)
                     dladdr((void *)exe_phdr, &exe_info) &&
                     self_info.dli_fbase == exe_info.dli_fbase;
     const char *pre = getenv("WHATIF_PRELOAD");
-    if (linked_in || (pre && !strcmp(pre, "1"))) {
+    int early = linked_in || (pre && !strcmp(pre, "1"));
+    if (early)
         prefault_runtime();
-        cpu_origin = thread_cpu_ns();
-    }
     sampling_setup(linked_in ? NULL : self_info.dli_fbase);
     /* the main thread's serial code before the runtime starts is sampled
      * too: its sampler waits for its state */
-    if (sample_period && (linked_in || (pre && !strcmp(pre, "1"))) &&
+    if (sample_period && early &&
         sampler_open(&main_sampler, sample_period))
         memset(&main_sampler, 0, sizeof(main_sampler));
+    /* the program's work begins after the tool's own set-up */
+    if (early)
+        cpu_origin = thread_cpu_ns();
 }
 
 /* An empty file name in the output directory, for `whatif run`. */
@@ -1603,10 +1621,10 @@ static void write_task_begin(tstate *ts, tctx *t,
         d[n].type = type;
         n++;
     }
+    uint64_t group = t->helper ? 0 : t->spawn_group;
     record_begin(ts, &t->node, &t->pend_parent, t->pend_idx, t->pend_kind,
-                 t->base_loc, t->spawn_group,
-                 t->spawn_group ? &t->spawn_owner : NULL, d ? d : buf,
-                 d ? n : 0);
+                 t->helper ? OSPG_LOC_NONE : t->base_loc, group,
+                 group ? &t->spawn_owner : NULL, d ? d : buf, d ? n : 0);
     if (d != buf)
         free(d);
     atomic_store_explicit(&t->begin_state, BEGIN_DONE, memory_order_release);
@@ -1729,7 +1747,9 @@ static void on_thread_end(ompt_data_t *thread_data)
  * else the tool's start (the runtime's set-up before that included). */
 static uint64_t main_runtime_entry(void)
 {
-    return cpu_runtime_entry ? cpu_runtime_entry : cpu_before_tool;
+    return cpu_runtime_entry ? cpu_runtime_entry
+           : cpu_api_entry   ? cpu_api_entry
+                             : cpu_before_tool;
 }
 
 /* The main thread's first fragment runs from the program's start.  When
@@ -2048,6 +2068,8 @@ static void on_sync_region(ompt_sync_region_t kind,
                            const void *code)
 {
     (void)parallel_data;
+    const void *ident = user_ident(code); /* a taskwait is wrapped */
+    code = user_code(code);
     tstate *ts = enter();
     tctx *c = task_data ? task_data->ptr : NULL;
     if (!ts || !c)
@@ -2072,10 +2094,11 @@ static void on_sync_region(ompt_sync_region_t kind,
         return;
     }
     if (kind == ompt_sync_region_taskwait) {
-        ev_code(ts, DIR_TASKWAIT, endpoint != ompt_scope_begin, code, NULL);
+        ev_code(ts, DIR_TASKWAIT, endpoint != ompt_scope_begin, code, ident);
         if (endpoint == ompt_scope_begin) {
             frag_close(ts);
-            end_scope(ts, c, stream_loc(&ts->st, code, DIR_TASKWAIT));
+            end_scope(ts, c,
+                      stream_loc_ident(&ts->st, code, ident, DIR_TASKWAIT));
             c->waiting = 1;
         } else {
             c->waiting = 0;
@@ -2465,6 +2488,7 @@ static void on_task_create(ompt_data_t *enc_data, const ompt_frame_t *frame,
         running->spawn_loc) {
         c = running;
         spawn_loc = running->spawn_loc;
+        c->helper = 1; /* before its begin is written, at its first child */
     }
     if (flags & ompt_task_taskwait)
         ev_code(ts, DIR_TASKWAIT, 0, code, NULL);
@@ -2512,8 +2536,12 @@ static void on_task_create(ompt_data_t *enc_data, const ompt_frame_t *frame,
         atomic_load_explicit(&c->region->team, memory_order_relaxed) <= 1;
     if ((flags & ompt_task_undeferred) && !serial_team) {
         /* The creator waits for it: in series. */
-        t->pend_kind = OSPG_S;
-        parent = cur(c);
+        cnode *p = cur(c);
+        begin_node(ts, &t->alone, p, child_idx(p), OSPG_S, OSPG_LOC_NONE, 0,
+                   NULL);
+        t->has_alone = 1;
+        t->pend_kind = OSPG_P;
+        parent = &t->alone;
     } else {
         t->pend_kind = OSPG_P;
         if (!*scope_open(c)) {
@@ -2586,6 +2614,45 @@ static void keep_pre_ip(void *arg, uint64_t ip)
         main_pre_ips[main_pre_n++] = ip;
 }
 
+/* The main thread enters the runtime before it started: its serial work
+ * so far ends here, and its samples so far are kept for its first
+ * fragment. */
+static void main_enters_runtime(uint64_t *entry)
+{
+    if (*entry || gettid() != getpid())
+        return;
+    *entry = thread_cpu_ns();
+    if (main_sampler.ring) {
+        sampler_drain(&main_sampler, keep_pre_ip, NULL);
+        main_pre_taken = 1;
+    }
+}
+
+int tool_api_enters(void)
+{
+    if (active || forked_child || cpu_runtime_entry || cpu_api_entry)
+        return 0;
+    main_enters_runtime(&cpu_api_entry);
+    return cpu_api_entry != 0;
+}
+
+void tool_api_returns(void)
+{
+    /* The runtime started inside the call (its initial task began there,
+     * and it set itself up after that too): the main thread's fragment is
+     * its code from the program's start to the call, and goes on from
+     * here. */
+    tstate *ts = self;
+    if (!active || !ts || ts->ctx != &initial_ctx || !main_first_event ||
+        ts->frag_opens != 1 || !ts->in_frag ||
+        !counter_counts_from_thread_start(&metric) ||
+        cpu_api_entry <= cpu_origin)
+        return;
+    main_first_event = 0;
+    ts->frag_start = counter_read(&metric, &ts->ct) -
+                     (cpu_api_entry - cpu_origin);
+}
+
 void tool_fork_enters(tool_runtime_span *sp, const void *call_site,
                       const void *microtask, const void *ident)
 {
@@ -2594,6 +2661,10 @@ void tool_fork_enters(tool_runtime_span *sp, const void *call_site,
     sp->prev_ident = fork_ident;
     fork_site = fork_call_site(call_site, microtask);
     fork_ident = ident;
+    if (forked_child) {
+        sp->active = 0;
+        return;
+    }
     /* any fragment open at the return was opened inside the call */
     sp->active = 1;
     sp->opens = ts ? ts->frag_opens : UINT64_MAX;
@@ -2606,13 +2677,8 @@ void tool_fork_enters(tool_runtime_span *sp, const void *call_site,
     if (!active || !ts) {
         /* the runtime starts inside this fork: the program's work so far
          * ends here (the main thread's, while it is the first) */
-        if (!active && !cpu_runtime_entry && gettid() == getpid()) {
-            cpu_runtime_entry = thread_cpu_ns();
-            if (main_sampler.ring) {
-                sampler_drain(&main_sampler, keep_pre_ip, NULL);
-                main_pre_taken = 1;
-            }
-        }
+        if (!active && !cpu_api_entry)
+            main_enters_runtime(&cpu_runtime_entry);
         return;
     }
     if (atomic_load_explicit(&unsupported, memory_order_relaxed) || !ts->ctx)
@@ -2729,6 +2795,8 @@ static void on_task_schedule(ompt_data_t *prior_data,
         end_frames(ts, p);
         end_scope(ts, p, OSPG_LOC_NONE);
         end_node(ts, &p->node, OSPG_LOC_NONE);
+        if (p->has_alone)
+            end_node(ts, &p->alone, OSPG_LOC_NONE);
         close_regions(p);
         prior_data->ptr = NULL;
         if (ts->ctx == p)

@@ -37,6 +37,12 @@ typedef struct tool_runtime_span {
  * frame. */
 _Static_assert(sizeof(tool_runtime_span) <= 40,
                "tool_runtime_span outgrew the fork wrapper's slot");
+/* The program calls an OpenMP API function that may start the runtime
+ * (interpose.c): if it has not started, the main thread's work ends here
+ * (1: then tool_api_returns must follow the call). */
+int tool_api_enters(void);
+void tool_api_returns(void);
+
 void tool_runtime_enter(tool_runtime_span *sp);
 /* Returns the runtime's time it left out of the fragments (metric units). */
 uint64_t tool_runtime_leave(const tool_runtime_span *sp);

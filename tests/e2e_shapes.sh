@@ -78,16 +78,25 @@ fi
 # has the measured median.
 clang-19 -fopenmp -g -O2 "$here/e2e/shapes.c" "$(dirname "$(realpath "$whatif")")/../lib/libwhatif.a" \
   -Wl,-u,ompt_start_tool -lpfm -lsqlite3 -ldw -lelf -lm -lpthread -o "$work/shapes_linked" || exit 1
+# Started by its first construct or by an API call (omp_get_max_threads),
+# preloaded or linked in: the median of three runs under 100 us (measured
+# 8-27 us; the runtime's start-up, 120-220 us, once counted).
 for how in preloaded linked; do
-  out="$work/startup-$how"; rm -rf "$out"
-  if [ $how = preloaded ]; then
-    OMP_NUM_THREADS=2 "$whatif" run -q -o "$out" -- "$work/shapes" startup >/dev/null 2>&1
-  else
-    OMP_NUM_THREADS=2 WHATIF_OUT="$out" "$work/shapes_linked" startup >/dev/null 2>&1
-  fi
-  serial=$(awk -F, '$1 == "program" && NR > 1 { print $7 }' "$out/profile.csv" 2>/dev/null)
-  if [ -n "$serial" ] && [ "$serial" -lt 1000000 ]; then ok; else
-    ko "FAIL: start-up ($how): the program's serial work is ${serial:-?} ns"; fi
+  for case in startup startup_api; do
+    runs=()
+    for k in 1 2 3; do
+      out="$work/$case-$how"; rm -rf "$out"
+      if [ $how = preloaded ]; then
+        OMP_NUM_THREADS=2 "$whatif" run -q -o "$out" -- "$work/shapes" $case >/dev/null 2>&1
+      else
+        OMP_NUM_THREADS=2 WHATIF_OUT="$out" "$work/shapes_linked" $case >/dev/null 2>&1
+      fi
+      runs+=("$(awk -F, '$1 == "program" && NR > 1 { print $7 }' "$out/profile.csv" 2>/dev/null)")
+    done
+    serial=$(printf '%s\n' "${runs[@]}" | sort -n | sed -n 2p)
+    if [ -n "$serial" ] && [ "$serial" -lt 100000 ]; then ok; else
+      ko "FAIL: $case ($how): the program's serial work is ${runs[*]} ns"; fi
+  done
 done
 
 # Two regions whose runtime calls the compiler merged into one are told

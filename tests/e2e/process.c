@@ -20,6 +20,17 @@
 
 #include "selftime.h"
 
+/* A forked child must end as it would without the profiler: status 0.
+ * Returns 3 (the program's failure) otherwise. */
+static int child_ok(int status)
+{
+    if (WIFEXITED(status) && WEXITSTATUS(status) == 0)
+        return 0;
+    fprintf(stderr, "process: the forked child ended with status %d%s\n",
+            status, WIFSIGNALED(status) ? " (a signal)" : "");
+    return 3;
+}
+
 static void region(double ms)
 {
 #pragma omp parallel
@@ -64,7 +75,10 @@ int main(int argc, char **argv)
             region(5);
             _exit(0);
         }
-        waitpid(p, NULL, 0);
+        int st = 0;
+        waitpid(p, &st, 0);
+        if (child_ok(st))
+            return 3;
     } else if (!strcmp(what, "forkrace")) {
         /* both processes start new threads after the fork: the child's
          * must not write the streams the parent's new threads write */
@@ -77,15 +91,21 @@ int main(int argc, char **argv)
         }
         /* until the child is gone: long enough for the parent's new
          * threads to have written blocks the child could truncate */
-        while (waitpid(p, NULL, WNOHANG) == 0) {
+        int st = 0;
+        while (waitpid(p, &st, WNOHANG) == 0) {
 #pragma omp parallel num_threads(4)
             st_sink++;
         }
+        if (child_ok(st))
+            return 3;
     } else if (!strcmp(what, "forkexit")) {
         pid_t p = fork();
         if (p == 0)
             exit(0); /* runs the exit handlers the parent registered */
-        waitpid(p, NULL, 0);
+        int st = 0;
+        waitpid(p, &st, 0);
+        if (child_ok(st))
+            return 3;
     } else if (!strcmp(what, "crash")) {
         raise(SIGSEGV);
     } else if (!strcmp(what, "abort")) {

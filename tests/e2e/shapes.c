@@ -34,6 +34,8 @@
  *                   if: clang -O2 emits one __kmpc_fork_call for both,
  *                   whose debug line is one region's
  *   startup         main runs one parallel region and nothing else
+ *   startup_api     main asks omp_get_max_threads(), which starts the
+ *                   runtime, then runs one parallel region
  *   wtime_only      the program only calls omp_get_wtime (no construct)
  */
 #include <omp.h>
@@ -398,8 +400,8 @@ int main(int argc, char **argv)
         printf("ok %s %d\n", c, s != 0);
         return 0;
     }
-    if (!strcmp(c, "startup")) {
-        int s = 0;
+    if (!strcmp(c, "startup") || !strcmp(c, "startup_api")) {
+        int s = c[7] ? omp_get_max_threads() > 0 : 0;
 #pragma omp parallel reduction(+ : s)
         s += 1;
         printf("ok %s %d\n", c, s > 0);
