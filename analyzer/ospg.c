@@ -369,6 +369,7 @@ typedef struct stat_entry {
     uint64_t work;
     uint64_t grains;     /* every P-node instance, nested or not */
     uint64_t grain_work; /* their own work (nested grains' left out) */
+    uint64_t grain_max;  /* the largest of one grain */
     int tag;             /* a tag location (see "Tags") */
     UT_hash_handle hh;
     uint64_t span[]; /* [nscen]: summed for plain entries, maxed in groups */
@@ -899,6 +900,8 @@ static void stat_combine(ospg *g, stat_entry *dst, const stat_entry *src)
     dst->work += src->work;
     dst->grains += src->grains;
     dst->grain_work += src->grain_work;
+    if (src->grain_max > dst->grain_max)
+        dst->grain_max = src->grain_max;
     dst->tag |= src->tag;
     if (dst->key.group) {
         dst->instances = 1;
@@ -994,6 +997,8 @@ static int stats_own(ospg *g, ospg_node *n, ospg_node *into)
     if (is_grain(n)) { /* the entry stats_add just used */
         into->hot->grains++;
         into->hot->grain_work += n->grain_own;
+        if (n->grain_own > into->hot->grain_max)
+            into->hot->grain_max = n->grain_own;
     }
     return 0;
 }
@@ -2243,6 +2248,7 @@ static int build_profile(ospg *g, ospg_profile *out)
         ls->work = e->work;
         ls->grains = e->grains;
         ls->grain_work = e->grain_work;
+        ls->grain_max = e->grain_max;
         ls->span = pool + 2 * g->nscen * i;
         ls->critical = ls->span + g->nscen;
         memcpy(ls->span, e->span, g->nscen * sizeof(uint64_t));

@@ -249,6 +249,7 @@ const char *report_note_name(uint32_t note)
     case TRACE_NOTE_THREADS: return "program_threads";
     case TRACE_NOTE_ORDERED_UNCHAINED: return "ordered_unchained";
     case REPORT_NOTE_FINE_GRAINS: return "fine_grains";
+    case REPORT_NOTE_SPAN_OUTLIER: return "span_outlier";
     }
     return "unknown";
 }
@@ -300,6 +301,13 @@ void report_note_text(char *buf, size_t len, uint32_t note, uint64_t value,
                  "cutoff, final, a coarser grainsize) would run faster",
                  value, unit);
         break;
+    case REPORT_NOTE_SPAN_OUTLIER:
+        snprintf(buf, len, "one of its grains holds %" PRIu64 " %s, over 4 "
+                 "times their mean and a fifth or more of its span: if its "
+                 "grains do the same work, that one was slowed by the "
+                 "machine (run again, or --repeat); else they are "
+                 "imbalanced", value, unit);
+        break;
     default:
         snprintf(buf, len, "note %u", (unsigned)note);
     }
@@ -323,6 +331,21 @@ void report_notes_fine_grains(report_notes *ns, const ospg_profile *p,
         uint64_t mean = (st->grain_work + st->grains / 2) / st->grains;
         if (mean < c)
             report_notes_add(ns, st->loc, REPORT_NOTE_FINE_GRAINS, mean);
+    }
+}
+
+void report_notes_outliers(report_notes *ns, const ospg_profile *p)
+{
+    for (size_t i = 0; i < p->nlocs; i++) {
+        const ospg_loc_stat *st = &p->locs[i];
+        if (st->grains < 8 || st->tag)
+            continue;
+        uint64_t mean = st->grain_work / st->grains;
+        /* ... and it weighs in the program: 1% of its span or more */
+        if (st->grain_max > 4 * mean && st->grain_max >= st->span[0] / 5 &&
+            st->grain_max > 0 && st->grain_max >= p->span[0] / 100)
+            report_notes_add(ns, st->loc, REPORT_NOTE_SPAN_OUTLIER,
+                             st->grain_max);
     }
 }
 

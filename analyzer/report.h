@@ -65,7 +65,12 @@ enum {
                                      * the runtime spends creating one
                                      * (run.json: task_create_cost); value:
                                      * their mean own work */
-    REPORT_NOTE_MAX = REPORT_NOTE_FINE_GRAINS
+    REPORT_NOTE_SPAN_OUTLIER = TRACE_NOTE_MAX + 2, /* one grain of a
+                                     * directive holds over 4 times its
+                                     * grains' mean and a fifth of its span:
+                                     * noise, or an imbalance; value: that
+                                     * grain's work */
+    REPORT_NOTE_MAX = REPORT_NOTE_SPAN_OUTLIER
 };
 
 report_notes *report_notes_new(void); /* NULL when out of memory */
@@ -75,6 +80,10 @@ void report_notes_free(report_notes *ns);
  * when the metric is time (ns). */
 void report_notes_fine_grains(report_notes *ns, const ospg_profile *p,
                               const loctab *lt, const report_meta *meta);
+/* Adds a span_outlier note to every directive of 8 grains or more one of
+ * which holds over 4 times their mean own work, a fifth or more of the
+ * directive's span and 1% or more of the program's (scenario 0). */
+void report_notes_outliers(report_notes *ns, const ospg_profile *p);
 
 /* Records note (1 .. REPORT_NOTE_MAX) on loc with value; 0, or -1 when out
  * of memory or for an unknown note (the list is then unchanged). */

@@ -133,6 +133,8 @@ int srcloc_merge_profile(ospg_profile *p, const loctab *lt)
         into->work += ls->work;
         into->grains += ls->grains;
         into->grain_work += ls->grain_work;
+        if (ls->grain_max > into->grain_max)
+            into->grain_max = ls->grain_max;
         for (size_t s = 0; s < p->nscen; s++) {
             /* a tag's span is a longest chain: of two, the longer, a lower
              * bound of theirs together (the profiler interns both under

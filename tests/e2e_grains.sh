@@ -6,7 +6,8 @@
 # task directives, undeferred tasks, dynamic and rebuilt static chunks);
 # coarse tasks' and dynamic chunks' mean own work is what the program
 # measured of them (5% + 2 us); empty tasks are noted as finer than their
-# creation cost, coarse ones never.
+# creation cost, coarse ones never; a loop whose span hangs on one chunk
+# 8 times the others is noted (span_outlier).
 # Usage: e2e_grains.sh WHATIF_BINARY WORK_DIR
 set -uo pipefail
 whatif=$(realpath "$1"); work=$(realpath -m "$2")
@@ -26,7 +27,7 @@ row() {
 }
 given() { sed -n "s/^whatif-grains $2 //p" "$1.err"; }
 for T in 2 4; do
-  for c in fib empty coarse loops; do
+  for c in fib empty coarse loops outlier; do
     out="$c-$T"; rm -rf "$out"
     args=$c; [ $c = fib ] && args="fib 18"
     if ! OMP_NUM_THREADS=$T "$whatif" run --mode both -o "$out" -- ./grains $args >/dev/null 2>"$out.err"; then
@@ -50,7 +51,11 @@ for T in 2 4; do
   read -r g m < <(row coarse-$T COARSE); read -r n ns < <(given coarse-$T COARSE)
   if [ "${g:-}" = "$n" ] && awk -v m="${m:-0}" -v w="$((ns / n))" 'BEGIN { d = m - w; if (d < 0) d = -d; exit !(d <= w * 0.05 + 2000) }'; then ok; else
     ko "coarse T=$T: grains ${g:-?} mean ${m:-?}, the program ran $n of $((ns / n)) ns"; fi
-  if ! grep -q fine_grains coarse-$T/run.json; then ok; else ko "coarse T=$T: coarse tasks noted as fine"; fi
+  if ! grep -q 'fine_grains\|span_outlier' coarse-$T/run.json; then ok; else
+    ko "coarse T=$T: coarse tasks noted as fine or as an outlier"; fi
+  if grep -q "grains.c:$(line_of OUTLIER) (loop): one of its grains holds" outlier-$T.err &&
+     grep -q '"note": "span_outlier"' outlier-$T/run.json; then ok; else
+    ko "outlier T=$T: no span_outlier note on the loop"; fi
   read -r g _ < <(row coarse-$T UNDEFERRED); read -r n < <(given coarse-$T UNDEFERRED)
   if [ "${g:-}" = "$n" ]; then ok; else ko "coarse T=$T: undeferred grains ${g:-?}, created $n"; fi
   read -r g m < <(row loops-$T DYNAMIC); read -r n ns < <(given loops-$T DYNAMIC)

@@ -760,6 +760,7 @@ int oracle_compute(const gg_graph *g, size_t nscen, const ospg_scenario *scen,
 
     /* 6. grains: P-nodes with a location, each counted; a W-node's work
      * belongs to its nearest such ancestor */
+    uint64_t *own = xcalloc(n, sizeof *own); /* a grain's own work */
     for (size_t i = 1; i < n && rc == 0; i++) {
         const gg_node *X = &g->nodes[i];
         if (X->kind == OSPG_P && X->loc != OSPG_LOC_NONE)
@@ -770,10 +771,20 @@ int oracle_compute(const gg_graph *g, size_t nscen, const ospg_scenario *scen,
             const gg_node *A = &g->nodes[a];
             if (A->kind == OSPG_P && A->loc != OSPG_LOC_NONE) {
                 out->locs[loc_index(locs, nl, A->loc)].grain_work += X->work;
+                own[a] += X->work;
                 break;
             }
         }
     }
+    for (size_t i = 1; i < n && rc == 0; i++) {
+        const gg_node *X = &g->nodes[i];
+        oracle_loc *L = X->kind == OSPG_P && X->loc != OSPG_LOC_NONE
+                            ? &out->locs[loc_index(locs, nl, X->loc)]
+                            : NULL;
+        if (L && own[i] > L->grain_max)
+            L->grain_max = own[i];
+    }
+    free(own);
 
     /* 7. tags: their W-nodes' work; an instance for each explicit one */
     for (size_t i = 0; i < n && rc == 0; i++) {

@@ -249,7 +249,8 @@ static int same_profile(const ospg_profile *a, const ospg_profile *b,
         const ospg_loc_stat *x = &a->locs[i], *y = &b->locs[i];
         int same = x->loc == y->loc && x->instances == y->instances &&
                    x->work == y->work && x->grains == y->grains &&
-                   x->grain_work == y->grain_work;
+                   x->grain_work == y->grain_work &&
+                   x->grain_max == y->grain_max && x->tag == y->tag;
         for (size_t s = 0; same && s < a->nscen; s++)
             same = x->span[s] == y->span[s] && x->critical[s] == y->critical[s];
         if (!same) {

@@ -3,6 +3,7 @@
  *   grains fib N        fib(N) with a task per call, no cutoff: tiny tasks
  *   grains empty        20000 tasks that do nothing
  *   grains coarse       100 tasks of 2 ms each, and 40 undeferred ones
+ *   grains outlier      a dynamic loop of 16 chunks of 1 ms, one of 8 ms
  *   grains loops        a dynamic loop of 7-iteration chunks over 1000
  *                       iterations and a static one of 10-iteration chunks
  *
@@ -90,6 +91,11 @@ int main(int argc, char **argv)
                 (unsigned long long)fib_a);
         fprintf(stderr, "whatif-grains FIB_B %llu\n",
                 (unsigned long long)fib_b);
+    } else if (!strcmp(c, "outlier")) {
+#pragma omp parallel for schedule(dynamic, 1) /* OUTLIER */
+        for (int i = 0; i < 16; i++)
+            st_burn(i == 5 ? 8 : 1);
+        printf("outlier\n");
     } else if (!strcmp(c, "empty")) {
 #pragma omp parallel
 #pragma omp single
