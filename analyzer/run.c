@@ -30,6 +30,7 @@
 #include <unistd.h>
 
 #include "cli.h"
+#include "repeat.h"
 #include "summary.h"
 #include "counter.h"
 #include "scenario.h"
@@ -40,7 +41,7 @@ static void usage(FILE *f)
     fprintf(f, "usage: whatif run [-o DIR] [--mode online|offline|both] "
                "[--metric M] [--factors LIST] [--children ignore|profile] "
                "[--sample-rate HZ | --no-sample] [--opportunities] "
-               "[--no-analyze] [-q] -- PROGRAM [ARGS...]\n"
+               "[--repeat N] [--no-analyze] [-q] -- PROGRAM [ARGS...]\n"
                "  metrics: %s\n  factors: what-if speed-ups, default %s\n"
                "  sample rate: samples per second of a thread's CPU time, "
                "default 1000\n",
@@ -55,7 +56,7 @@ static void usage(FILE *f)
 static const char *const result_files[] = {
     "profile.csv", "run.json",      "profile.db", "whatif.csv",
     "opportunities.csv", "report.html", "critical_lines.csv",
-    ".whatif-started",
+    "serial_fragments.csv", "repeat.csv", ".whatif-started",
     ".whatif-child-started", ".whatif-tool-disabled",
 };
 
@@ -168,16 +169,20 @@ static int prepare_dir(const char *out, char *abs, size_t len)
     char sub[PATH_MAX + 300];
     snprintf(sub, sizeof(sub), "%s/online", abs);
     clear_results(sub);
-    /* and an earlier run's children */
+    /* and an earlier run's children and repetitions */
     DIR *d = opendir(abs);
     struct dirent *de;
     while (d && (de = readdir(d))) {
-        if (strncmp(de->d_name, "child-", 6))
+        if (strncmp(de->d_name, "child-", 6) &&
+            strncmp(de->d_name, "run-", 4))
             continue;
         snprintf(sub, sizeof(sub), "%s/%s", abs, de->d_name);
         clear_results(sub);
         char t[PATH_MAX + 320];
         snprintf(t, sizeof(t), "%s/trace", sub);
+        rmdir(t);
+        snprintf(t, sizeof(t), "%s/online", sub);
+        clear_results(t);
         rmdir(t);
         rmdir(sub);
     }
@@ -374,6 +379,222 @@ static int regular_file(const char *dir, const char *name)
     return stat(p, &sb) == 0 && S_ISREG(sb.st_mode);
 }
 
+/* ---- One run ---- */
+
+typedef struct run_cfg {
+    const char *prog, *prog_path;
+    char *const *argv;             /* the program's, argv[0] included */
+    const char *pre_tool, *pre_omp; /* what LD_PRELOAD names */
+    int gomp;                      /* run on libomp in libgomp's place */
+    const char *children, *mode, *metric_name, *factors, *sample_hz;
+    int analyze, quiet;
+    int lock;                      /* the output directory's lock */
+} run_cfg;
+
+/* Runs the program once with the tool writing into dir, then analyzes
+ * what it left (no summary: the caller prints it).  *have says whether a
+ * whole profile is in dir.  Returns the exit status of the run: the
+ * program's when it failed, else 0 with a profile and 1 without. */
+static int profile_once(const run_cfg *c, const char *dir, int *have_out)
+{
+    const char *prog = c->prog, *mode = c->mode, *factors = c->factors;
+    int analyze = c->analyze, quiet = c->quiet;
+    *have_out = 0;
+    char trace_dir[PATH_MAX + 16];
+    snprintf(trace_dir, sizeof(trace_dir), "%s/trace", dir);
+    pid_t pid = fork();
+    if (pid < 0) {
+        fprintf(stderr, "whatif run: fork: %s\n", strerror(errno));
+        return 1;
+    }
+    if (pid == 0) {
+        /* The program holds the directory's lock too, out of its way on a
+         * high descriptor: killed, whatif run leaves a program still
+         * writing there, and no new run may start into it meanwhile. */
+        int held = fcntl(c->lock, F_DUPFD, 512);
+        if (held >= 0)
+            close(c->lock);
+        /* Preloaded, the tool starts before main, so the program's work
+         * is counted from there and the loading of libraries is not. */
+        signal(SIGINT, SIG_DFL);
+        signal(SIGQUIT, SIG_DFL);
+        signal(SIGTERM, SIG_DFL);
+        signal(SIGHUP, SIG_DFL);
+        const char *pre = getenv("LD_PRELOAD");
+        char preload[4 * PATH_MAX];
+        snprintf(preload, sizeof(preload), "%s%s%s%s%s", c->pre_tool,
+                 c->gomp ? ":" : "", c->gomp ? c->pre_omp : "",
+                 pre && *pre ? ":" : "", pre && *pre ? pre : "");
+        char me[32];
+        snprintf(me, sizeof(me), "%ld", (long)getpid());
+        setenv("LD_PRELOAD", preload, 1);
+        setenv("WHATIF_PRELOAD", "1", 1);
+        setenv("WHATIF_PID", me, 1);
+        setenv("WHATIF_CHILDREN", c->children, 1);
+        if (c->gomp)
+            setenv("WHATIF_GOMP", "1", 1);
+        unsetenv("OMP_TOOL_LIBRARIES");
+        setenv("OMP_TOOL", "enabled", 1);
+        setenv("WHATIF_OUT", dir, 1);
+        setenv("WHATIF_MODE", mode, 1);
+        if (c->metric_name)
+            setenv("WHATIF_METRIC", c->metric_name, 1);
+        else
+            unsetenv("WHATIF_METRIC");
+        if (factors)
+            setenv("WHATIF_FACTORS", factors, 1);
+        else
+            unsetenv("WHATIF_FACTORS");
+        if (c->sample_hz)
+            setenv("WHATIF_SAMPLE_HZ", c->sample_hz, 1);
+        else
+            unsetenv("WHATIF_SAMPLE_HZ");
+        execv(c->prog_path, c->argv);
+        fprintf(stderr, "whatif run: %s: %s\n", prog, strerror(errno));
+        _exit(127);
+    }
+    child_pid = pid;
+    int wst;
+    while (waitpid(pid, &wst, 0) < 0 && errno == EINTR)
+        ;
+    child_pid = 0;
+    int signaled = WIFSIGNALED(wst);
+    int prog_status = WIFEXITED(wst) ? WEXITSTATUS(wst)
+                      : signaled     ? 128 + WTERMSIG(wst)
+                                     : 1;
+    if (signaled)
+        fprintf(stderr, "whatif run: %s was killed by signal %d (%s)\n",
+                prog, WTERMSIG(wst), strsignal(WTERMSIG(wst)));
+    if (prog_status == 127 && WIFEXITED(wst))
+        return prog_status;
+
+    int follow = !strcmp(c->children, "profile");
+    if (!exists(dir, ".whatif-started")) {
+        int kids = follow ? children_profiles(dir, factors,
+                                              strcmp(mode, "online") != 0)
+                          : 0;
+        if (exists(dir, ".whatif-tool-disabled"))
+            fprintf(stderr, "whatif run: %s turned the OpenMP tools "
+                            "interface off itself (it sets OMP_TOOL=disabled): "
+                            "whatif cannot see its constructs; remove that "
+                            "setting to profile it\n", prog);
+        else if (kids)
+            fprintf(stderr, "whatif run: %s ran no OpenMP construct itself; "
+                            "the profiles of the processes it started are "
+                            "above\n", prog);
+        else if (exists(dir, ".whatif-child-started"))
+            fprintf(stderr, "whatif run: %s ran no OpenMP construct itself, "
+                            "but a process it started did: profile such "
+                            "processes with --children profile\n", prog);
+        else
+            fprintf(stderr, "whatif run: %s ran no OpenMP construct (the "
+                            "OpenMP runtime never started): there is nothing "
+                            "to profile%s\n", prog,
+                    c->gomp ? "" : "; if it uses OpenMP, was it built with "
+                                "-fopenmp?");
+        remove_markers(dir);
+        return prog_status ? prog_status : kids ? 0 : 1;
+    }
+    int have = 0;
+    if (strcmp(mode, "online")) { /* offline or both: the trace */
+        if (analyze) {
+            /* The run is ours: a trace cut short (a crash, a kill, _exit)
+             * still gives the profile of what was recorded, marked
+             * incomplete. */
+            /* both: the on-the-fly profile has said the notes */
+            analyze_opts ao = {
+                .factors = factors,
+                .opportunities = want_opportunities, .partial = 1,
+                .silent_notes = !strcmp(mode, "both") &&
+                                exists(dir, "online/profile.csv")};
+            have = analyze_trace(trace_dir, dir, &ao) == 0;
+        } else {
+            have = exists(trace_dir, "thread-0000.wit");
+            if (have && !quiet)
+                fprintf(stderr, "whatif: trace in %s/ (whatif analyze %s)\n",
+                        trace_dir, trace_dir);
+        }
+    } else {
+        have = exists(dir, "profile.csv");
+        if (!have && signaled)
+            fprintf(stderr, "whatif run: the on-the-fly profile is written "
+                            "when the program ends; killed, it left none "
+                            "(--mode offline keeps what was recorded)\n");
+    }
+    /* A profile is all of its files: one that could not be written (a
+     * full disk) leaves the run incomplete, and says so. */
+    char missing[128] = "";
+    if (analyze) {
+        static const char *const need[] = {"profile.csv", "run.json",
+                                           "profile.db"};
+        size_t n = sizeof(need) / sizeof(*need), found = 0;
+        for (size_t i = 0; i < n; i++)
+            if (regular_file(dir, need[i]))
+                found++;
+            else
+                snprintf(missing + strlen(missing),
+                         sizeof(missing) - strlen(missing), "%s%s",
+                         missing[0] ? ", " : "", need[i]);
+        if (!found)
+            missing[0] = 0; /* none at all: no profile, said below */
+        else
+            have = 1;
+    }
+    if (follow && analyze)
+        children_profiles(dir, factors, strcmp(mode, "online") != 0);
+    if (missing[0])
+        fprintf(stderr, "whatif run: the profile is incomplete: %s could not "
+                        "be written (the profiler said why above)\n",
+                missing);
+    else if (!have && !(strcmp(mode, "online") && !analyze))
+        fprintf(stderr, "whatif run: no profile written (the profiler "
+                        "said why above)\n");
+    remove_markers(dir);
+    *have_out = have && !missing[0];
+    return prog_status ? prog_status : have && !missing[0] ? 0 : 1;
+}
+
+/* ---- Repeated runs (--repeat N) ---- */
+
+/* N runs into dir/run-K; the one of median program span becomes the
+ * profile in dir, and every row's median and range across the runs go to
+ * repeat.csv and profile.db (repeat.c). */
+static int profile_repeated(const run_cfg *c, const char *dir, int n)
+{
+    for (int k = 1; k <= n; k++) {
+        char sub[PATH_MAX + 32];
+        snprintf(sub, sizeof(sub), "%s/run-%d", dir, k);
+        if (mkdir(sub, 0777) && errno != EEXIST) {
+            fprintf(stderr, "whatif run: %s: %s\n", sub, strerror(errno));
+            return 1;
+        }
+        if (!c->quiet)
+            fprintf(stderr, "whatif: run %d of %d\n", k, n);
+        int have = 0;
+        int status = profile_once(c, sub, &have);
+        if (status || !have) {
+            fprintf(stderr, "whatif run: run %d of %d gave no profile: the "
+                            "runs stop there\n", k, n);
+            return status ? status : 1;
+        }
+    }
+    if (!c->analyze) {
+        if (!c->quiet)
+            fprintf(stderr, "whatif: %d traces in %s/run-*/trace/\n", n, dir);
+        return 0;
+    }
+    char err[1024];
+    if (repeat_combine(dir, n, err, sizeof(err))) {
+        fprintf(stderr, "whatif run: %s\n", err);
+        return 1;
+    }
+    if (!c->quiet) {
+        summary_print(dir);
+        repeat_summary(dir);
+    }
+    return 0;
+}
+
 int cmd_run(int argc, char **argv)
 {
     static const struct option opts[] = {
@@ -386,13 +607,14 @@ int cmd_run(int argc, char **argv)
         {"opportunities", no_argument, NULL, 'O'},
         {"sample-rate", required_argument, NULL, 'S'},
         {"no-sample", no_argument, NULL, 'N'},
+        {"repeat", required_argument, NULL, 'R'},
         {"quiet", no_argument, NULL, 'q'},
         {"help", no_argument, NULL, 'h'},
         {NULL, 0, NULL, 0},
     };
     const char *out = "whatif-out", *metric_name = NULL, *mode = "online";
     const char *factors = NULL, *children = "ignore", *sample_hz = NULL;
-    int analyze = 1, quiet = 0, c;
+    int analyze = 1, quiet = 0, repeat = 1, c;
     optind = 1;
     while ((c = getopt_long(argc, argv, "+o:qh", opts, NULL)) != -1) {
         switch (c) {
@@ -431,6 +653,17 @@ int cmd_run(int argc, char **argv)
             break;
         }
         case 'N': sample_hz = "0"; break;
+        case 'R': {
+            char *end;
+            long r = strtol(optarg, &end, 10);
+            if (!*optarg || *end || r < 1 || r > 100) {
+                fprintf(stderr, "whatif run: --repeat %s: use 1 to 100 "
+                                "runs\n", optarg);
+                return 2;
+            }
+            repeat = (int)r;
+            break;
+        }
         case 'q': quiet = 1; break;
         case 'h': usage(stdout); return 0;
         default: usage(stderr); return 2;
@@ -498,8 +731,12 @@ int cmd_run(int argc, char **argv)
                         "LD_PRELOAD can name: %s\n", strerror(errno));
         return 1;
     }
-    char trace_dir[PATH_MAX + 16];
-    snprintf(trace_dir, sizeof(trace_dir), "%s/trace", dir);
+    run_cfg cfg = {
+        .prog = prog, .prog_path = prog_path, .argv = argv + optind,
+        .pre_tool = pre_tool, .pre_omp = pre_omp, .gomp = gomp,
+        .children = children, .mode = mode, .metric_name = metric_name,
+        .factors = factors, .sample_hz = sample_hz, .analyze = analyze,
+        .quiet = quiet, .lock = lock};
 
     /* SIGINT and SIGQUIT reach the program from the terminal; whatif
      * outlives them to report.  SIGTERM and SIGHUP it passes on. */
@@ -513,62 +750,15 @@ int cmd_run(int argc, char **argv)
     signal(SIGINT, SIG_IGN);
     signal(SIGQUIT, SIG_IGN);
 
-    pid_t pid = fork();
-    if (pid < 0) {
-        fprintf(stderr, "whatif run: fork: %s\n", strerror(errno));
-        return 1;
+    int status;
+    if (repeat <= 1) {
+        int have = 0;
+        status = profile_once(&cfg, dir, &have);
+        if (have && analyze && !quiet)
+            summary_print(dir);
+    } else {
+        status = profile_repeated(&cfg, dir, repeat);
     }
-    if (pid == 0) {
-        /* The program holds the directory's lock too, out of its way on a
-         * high descriptor: killed, whatif run leaves a program still
-         * writing there, and no new run may start into it meanwhile. */
-        int held = fcntl(lock, F_DUPFD, 512);
-        if (held >= 0)
-            close(lock);
-        /* Preloaded, the tool starts before main, so the program's work
-         * is counted from there and the loading of libraries is not. */
-        signal(SIGINT, SIG_DFL);
-        signal(SIGQUIT, SIG_DFL);
-        signal(SIGTERM, SIG_DFL);
-        signal(SIGHUP, SIG_DFL);
-        const char *pre = getenv("LD_PRELOAD");
-        char preload[4 * PATH_MAX];
-        snprintf(preload, sizeof(preload), "%s%s%s%s%s", pre_tool,
-                 gomp ? ":" : "", gomp ? pre_omp : "",
-                 pre && *pre ? ":" : "", pre && *pre ? pre : "");
-        char me[32];
-        snprintf(me, sizeof(me), "%ld", (long)getpid());
-        setenv("LD_PRELOAD", preload, 1);
-        setenv("WHATIF_PRELOAD", "1", 1);
-        setenv("WHATIF_PID", me, 1);
-        setenv("WHATIF_CHILDREN", children, 1);
-        if (gomp)
-            setenv("WHATIF_GOMP", "1", 1);
-        unsetenv("OMP_TOOL_LIBRARIES");
-        setenv("OMP_TOOL", "enabled", 1);
-        setenv("WHATIF_OUT", dir, 1);
-        setenv("WHATIF_MODE", mode, 1);
-        if (metric_name)
-            setenv("WHATIF_METRIC", metric_name, 1);
-        else
-            unsetenv("WHATIF_METRIC");
-        if (factors)
-            setenv("WHATIF_FACTORS", factors, 1);
-        else
-            unsetenv("WHATIF_FACTORS");
-        if (sample_hz)
-            setenv("WHATIF_SAMPLE_HZ", sample_hz, 1);
-        else
-            unsetenv("WHATIF_SAMPLE_HZ");
-        execv(prog_path, argv + optind);
-        fprintf(stderr, "whatif run: %s: %s\n", prog, strerror(errno));
-        _exit(127);
-    }
-    child_pid = pid;
-    int wst;
-    while (waitpid(pid, &wst, 0) < 0 && errno == EINTR)
-        ;
-    child_pid = 0;
     if (link_dir[0]) {
         char p[2 * PATH_MAX];
         snprintf(p, sizeof(p), "%s/%s", link_dir, basename(tool));
@@ -579,101 +769,6 @@ int cmd_run(int argc, char **argv)
         }
         rmdir(link_dir);
     }
-    int signaled = WIFSIGNALED(wst);
-    int prog_status = WIFEXITED(wst) ? WEXITSTATUS(wst)
-                      : signaled     ? 128 + WTERMSIG(wst)
-                                     : 1;
-    if (signaled)
-        fprintf(stderr, "whatif run: %s was killed by signal %d (%s)\n",
-                prog, WTERMSIG(wst), strsignal(WTERMSIG(wst)));
-    if (prog_status == 127 && WIFEXITED(wst))
-        return prog_status;
-
-    int follow = !strcmp(children, "profile");
-    if (!exists(dir, ".whatif-started")) {
-        int kids = follow ? children_profiles(dir, factors,
-                                              strcmp(mode, "online") != 0)
-                          : 0;
-        if (exists(dir, ".whatif-tool-disabled"))
-            fprintf(stderr, "whatif run: %s turned the OpenMP tools "
-                            "interface off itself (it sets OMP_TOOL=disabled): "
-                            "whatif cannot see its constructs; remove that "
-                            "setting to profile it\n", prog);
-        else if (kids)
-            fprintf(stderr, "whatif run: %s ran no OpenMP construct itself; "
-                            "the profiles of the processes it started are "
-                            "above\n", prog);
-        else if (exists(dir, ".whatif-child-started"))
-            fprintf(stderr, "whatif run: %s ran no OpenMP construct itself, "
-                            "but a process it started did: profile such "
-                            "processes with --children profile\n", prog);
-        else
-            fprintf(stderr, "whatif run: %s ran no OpenMP construct (the "
-                            "OpenMP runtime never started): there is nothing "
-                            "to profile%s\n", prog,
-                    gomp ? "" : "; if it uses OpenMP, was it built with "
-                                "-fopenmp?");
-        remove_markers(dir);
-        close(lock);
-        return prog_status ? prog_status : kids ? 0 : 1;
-    }
-    int have = 0;
-    if (strcmp(mode, "online")) { /* offline or both: the trace */
-        if (analyze) {
-            /* The run is ours: a trace cut short (a crash, a kill, _exit)
-             * still gives the profile of what was recorded, marked
-             * incomplete. */
-            /* both: the on-the-fly profile has said the notes */
-            analyze_opts ao = {
-                .factors = factors,
-                .opportunities = want_opportunities, .partial = 1,
-                .silent_notes = !strcmp(mode, "both") &&
-                                exists(dir, "online/profile.csv")};
-            have = analyze_trace(trace_dir, dir, &ao) == 0;
-        } else {
-            have = exists(trace_dir, "thread-0000.wit");
-            if (have && !quiet)
-                fprintf(stderr, "whatif: trace in %s/ (whatif analyze %s)\n",
-                        trace_dir, trace_dir);
-        }
-    } else {
-        have = exists(dir, "profile.csv");
-        if (!have && signaled)
-            fprintf(stderr, "whatif run: the on-the-fly profile is written "
-                            "when the program ends; killed, it left none "
-                            "(--mode offline keeps what was recorded)\n");
-    }
-    /* A profile is all of its files: one that could not be written (a
-     * full disk) leaves the run incomplete, and says so. */
-    char missing[128] = "";
-    if (analyze) {
-        static const char *const need[] = {"profile.csv", "run.json",
-                                           "profile.db"};
-        size_t n = sizeof(need) / sizeof(*need), found = 0;
-        for (size_t i = 0; i < n; i++)
-            if (regular_file(dir, need[i]))
-                found++;
-            else
-                snprintf(missing + strlen(missing),
-                         sizeof(missing) - strlen(missing), "%s%s",
-                         missing[0] ? ", " : "", need[i]);
-        if (!found)
-            missing[0] = 0; /* none at all: no profile, said below */
-        else
-            have = 1;
-    }
-    if (follow && analyze)
-        children_profiles(dir, factors, strcmp(mode, "online") != 0);
-    if (have && analyze && !quiet && !missing[0])
-        summary_print(dir);
-    if (missing[0])
-        fprintf(stderr, "whatif run: the profile is incomplete: %s could not "
-                        "be written (the profiler said why above)\n",
-                missing);
-    else if (!have && !(strcmp(mode, "online") && !analyze))
-        fprintf(stderr, "whatif run: no profile written (the profiler "
-                        "said why above)\n");
-    remove_markers(dir);
     close(lock);
-    return prog_status ? prog_status : have && !missing[0] ? 0 : 1;
+    return status;
 }

@@ -190,6 +190,25 @@ mkdir -p bin; cp process bin/
 (cd / && PATH="$work/bin:$PATH" "$whatif" run -q -o "$work/viapath" -- process >/dev/null 2>&1)
 if grep -q "process.c:[0-9]*,parallel" viapath/profile.csv; then ok; else ko "program found through PATH: $(head -3 viapath/profile.csv)"; fi
 
+# 10. --repeat: three runs, the one of median program span is the profile,
+#     every row's median and range across them in repeat.csv and
+#     profile.db, matching the runs' own profiles
+"$whatif" run --repeat 3 -o rep -- ./process >/dev/null 2>rep.err
+rc=$?
+spans=$(for k in 1 2 3; do awk -F, '$1 == "program" { print $5 }' rep/run-$k/profile.csv; done | sort -n | tr '\n' ' ')
+read -r smin smed smax <<<"$spans"
+read -r runs rmed rmin rmax < <(awk -F, '$1 == "program" { print $3, $7, $8, $9 }' rep/repeat.csv)
+chosen=$(sqlite3 rep/profile.db "SELECT directory FROM repeat_run WHERE chosen = 1")
+if [ $rc -eq 0 ] && [ "${runs:-}" = 3 ] && [ "${rmed:-}" = "$smed" ] && [ "${rmin:-}" = "$smin" ] &&
+   [ "${rmax:-}" = "$smax" ] && cmp -s rep/profile.csv "rep/$chosen/profile.csv" &&
+   [ "$(awk -F, '$1 == "program" { print $5 }' rep/profile.csv)" = "$smed" ] &&
+   [ "$(sqlite3 rep/profile.db "SELECT count(*) FROM repeat_stat")" = "$(($(wc -l <rep/repeat.csv) - 1))" ] &&
+   grep -q "3 runs: program parallelism" rep.err; then ok; else
+  ko "--repeat 3: rc $rc, spans $spans, repeat.csv program $runs $rmed [$rmin, $rmax], chosen ${chosen:-?}"; fi
+"$whatif" run --repeat 0 -o rep0 -- ./process >/dev/null 2>rep0.err
+rc=$?
+if [ $rc -eq 2 ] && grep -q "repeat 0: use 1 to 100" rep0.err; then ok; else ko "--repeat 0: rc $rc"; fi
+
 # the tool installed under a path with a space
 root="$work/with space"; mkdir -p "$root/bin" "$root/lib"
 cp "$whatif" "$root/bin/"; cp "$(dirname "$whatif")/../lib/libwhatif.so" "$root/lib/"
