@@ -810,6 +810,7 @@ static void node_release(ospg *g, ospg_node *n)
     for (node_op *q = (node_op *)(st & ~(uintptr_t)1), *next; q; q = next) {
         next = q->next;
         free(q->deps);
+        free(q->smp);
         pool_free(q);
     }
     for (size_t s = 0; s < 3 * g->nscen; s++)
@@ -825,7 +826,7 @@ static void node_release(ospg *g, ospg_node *n)
     DL_FOREACH_SAFE(n->parked, p, ptmp) {
         DL_DELETE(n->parked, p);
         free(p->deps);
-        pool_free(p);
+        park_free(g, p);
     }
     ospg_group *gr, *gtmp;
     ospg_group *groups = atomic_load(&n->groups);

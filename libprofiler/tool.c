@@ -283,7 +283,7 @@ static uint64_t main_pre_ips[PRE_IPS];
 static int main_pre_n, main_pre_taken;
 static uintptr_t self_text_lo, self_text_hi;
 static atomic_uint_fast64_t samples_taken, samples_lost;
-static atomic_uint_fast64_t task_rt_total, task_rt_count; /* ended threads */
+static atomic_uint_fast64_t task_rt_total, task_rt_count; /* handed over */
 static atomic_int counter_failures; /* threads whose counter did not open */
 static int mode_offline, mode_online;
 static char out_dir[4096];
@@ -2776,6 +2776,15 @@ void tool_task_runtime(uint64_t ns, int created)
     }
     ts->task_rt += ns;
     ts->task_rt_tasks += (uint64_t)created;
+    /* A worker's thread_end may come after the program's end is written:
+     * what it measured is handed over every few tasks. */
+    if (ts->task_rt_tasks >= 32) {
+        atomic_fetch_add_explicit(&task_rt_total, ts->task_rt,
+                                  memory_order_relaxed);
+        atomic_fetch_add_explicit(&task_rt_count, ts->task_rt_tasks,
+                                  memory_order_relaxed);
+        ts->task_rt = ts->task_rt_tasks = 0;
+    }
 }
 
 static void on_task_schedule(ompt_data_t *prior_data,
