@@ -411,7 +411,7 @@ int analyze_trace(const char *dir, const char *outdir,
     note_seconds(ms.meta, "analyzer_profile_seconds", t_profile);
     srcloc_merge_profile(&prof, named);
     report_notes_fine_grains(ms.notes, &prof, named, ms.meta);
-    report_notes_outliers(ms.notes, &prof);
+    report_notes_outliers(ms.notes, &prof, named);
     char num[32];
     snprintf(num, sizeof(num), "%zu", st.streams);
     report_meta_set(ms.meta, "trace_streams", num);

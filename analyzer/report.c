@@ -334,11 +334,16 @@ void report_notes_fine_grains(report_notes *ns, const ospg_profile *p,
     }
 }
 
-void report_notes_outliers(report_notes *ns, const ospg_profile *p)
+void report_notes_outliers(report_notes *ns, const ospg_profile *p,
+                           const loctab *lt)
 {
     for (size_t i = 0; i < p->nlocs; i++) {
         const ospg_loc_stat *st = &p->locs[i];
-        if (st->grains < 8 || st->tag)
+        const loctab_entry *e = loctab_get(lt, st->loc);
+        /* a loop's chunks share its code: one far above the rest was
+         * slowed; tasks differ by nature */
+        if (st->grains < 8 || st->tag || !e ||
+            (strcmp(e->directive, "loop") && strcmp(e->directive, "taskloop")))
             continue;
         uint64_t mean = st->grain_work / st->grains;
         /* ... and it weighs in the program: 1% of its span or more */
@@ -834,7 +839,7 @@ static const char *const numeric_keys[] = {
     "threads", "metric_read_bias", "peak_live_nodes",
     "trace_streams", "trace_bytes", "analyzer_peak_live_nodes",
     "analyzer_scan_seconds", "analyzer_profile_seconds", "sample_rate_hz",
-    "samples", "samples_lost", "task_create_cost",
+    "samples", "samples_lost", "task_create_cost", "context",
 };
 
 static int numeric_key(const char *key)

@@ -80,10 +80,12 @@ void report_notes_free(report_notes *ns);
  * when the metric is time (ns). */
 void report_notes_fine_grains(report_notes *ns, const ospg_profile *p,
                               const loctab *lt, const report_meta *meta);
-/* Adds a span_outlier note to every directive of 8 grains or more one of
- * which holds over 4 times their mean own work, a fifth or more of the
- * directive's span and 1% or more of the program's (scenario 0). */
-void report_notes_outliers(report_notes *ns, const ospg_profile *p);
+/* Adds a span_outlier note to every loop and taskloop of 8 grains or
+ * more one of which holds over 4 times their mean own work, a fifth or
+ * more of the directive's span and 1% or more of the program's (scenario
+ * 0). */
+void report_notes_outliers(report_notes *ns, const ospg_profile *p,
+                           const loctab *lt);
 
 /* Records note (1 .. REPORT_NOTE_MAX) on loc with value; 0, or -1 when out
  * of memory or for an unknown note (the list is then unchanged). */

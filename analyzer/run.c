@@ -41,7 +41,8 @@ static void usage(FILE *f)
     fprintf(f, "usage: whatif run [-o DIR] [--mode online|offline|both] "
                "[--metric M] [--factors LIST] [--children ignore|profile] "
                "[--sample-rate HZ | --no-sample] [--opportunities] "
-               "[--repeat N] [--no-analyze] [-q] -- PROGRAM [ARGS...]\n"
+               "[--repeat N] [--context N] [--no-analyze] [-q] "
+               "-- PROGRAM [ARGS...]\n"
                "  metrics: %s\n  factors: what-if speed-ups, default %s\n"
                "  sample rate: samples per second of a thread's CPU time, "
                "default 1000\n",
@@ -387,6 +388,7 @@ typedef struct run_cfg {
     const char *pre_tool, *pre_omp; /* what LD_PRELOAD names */
     int gomp;                      /* run on libomp in libgomp's place */
     const char *children, *mode, *metric_name, *factors, *sample_hz;
+    const char *context;           /* --context N, or NULL */
     int analyze, quiet;
     int lock;                      /* the output directory's lock */
 } run_cfg;
@@ -449,6 +451,10 @@ static int profile_once(const run_cfg *c, const char *dir, int *have_out)
             setenv("WHATIF_SAMPLE_HZ", c->sample_hz, 1);
         else
             unsetenv("WHATIF_SAMPLE_HZ");
+        if (c->context)
+            setenv("WHATIF_CONTEXT", c->context, 1);
+        else
+            unsetenv("WHATIF_CONTEXT");
         execv(c->prog_path, c->argv);
         fprintf(stderr, "whatif run: %s: %s\n", prog, strerror(errno));
         _exit(127);
@@ -608,12 +614,14 @@ int cmd_run(int argc, char **argv)
         {"sample-rate", required_argument, NULL, 'S'},
         {"no-sample", no_argument, NULL, 'N'},
         {"repeat", required_argument, NULL, 'R'},
+        {"context", required_argument, NULL, 'C'},
         {"quiet", no_argument, NULL, 'q'},
         {"help", no_argument, NULL, 'h'},
         {NULL, 0, NULL, 0},
     };
     const char *out = "whatif-out", *metric_name = NULL, *mode = "online";
     const char *factors = NULL, *children = "ignore", *sample_hz = NULL;
+    const char *context = NULL;
     int analyze = 1, quiet = 0, repeat = 1, c;
     optind = 1;
     while ((c = getopt_long(argc, argv, "+o:qh", opts, NULL)) != -1) {
@@ -653,6 +661,17 @@ int cmd_run(int argc, char **argv)
             break;
         }
         case 'N': sample_hz = "0"; break;
+        case 'C': {
+            char *end;
+            long d = strtol(optarg, &end, 10);
+            if (!*optarg || *end || d < 0 || d > 16) {
+                fprintf(stderr, "whatif run: --context %s: use 0 (none) to "
+                                "16 call sites\n", optarg);
+                return 2;
+            }
+            context = optarg;
+            break;
+        }
         case 'R': {
             char *end;
             long r = strtol(optarg, &end, 10);
@@ -735,7 +754,8 @@ int cmd_run(int argc, char **argv)
         .prog = prog, .prog_path = prog_path, .argv = argv + optind,
         .pre_tool = pre_tool, .pre_omp = pre_omp, .gomp = gomp,
         .children = children, .mode = mode, .metric_name = metric_name,
-        .factors = factors, .sample_hz = sample_hz, .analyze = analyze,
+        .factors = factors, .sample_hz = sample_hz, .context = context,
+        .analyze = analyze,
         .quiet = quiet, .lock = lock};
 
     /* SIGINT and SIGQUIT reach the program from the terminal; whatif

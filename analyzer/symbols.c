@@ -366,6 +366,53 @@ int sym_lookup(sym_table *t, const char *path, uint64_t off, char *where,
     return 0;
 }
 
+int sym_inline_sites(sym_table *t, const char *path, uint64_t off,
+                     char *buf, size_t len, int max)
+{
+    if (len)
+        buf[0] = 0;
+    module *m = module_get(t, path);
+    if (!m || !m->mod || !m->dw || max <= 0)
+        return 0;
+    Dwarf_Addr a = m->low + off;
+    const cu_range *r = find_unit(m, a - m->bias);
+    if (!r)
+        return 0;
+    Dwarf_Die cudie = r->cudie, *scopes = NULL;
+    int ns = dwarf_getscopes(&cudie, a - m->bias, &scopes);
+    Dwarf_Files *files = NULL;
+    size_t nfiles = 0;
+    int n = 0;
+    size_t used = 0;
+    for (int i = 0; i < ns && n < max; i++) {
+        if (dwarf_tag(&scopes[i]) != DW_TAG_inlined_subroutine)
+            continue;
+        Dwarf_Attribute at;
+        Dwarf_Word fidx = 0, line = 0;
+        if (dwarf_formudata(dwarf_attr(&scopes[i], DW_AT_call_file, &at),
+                            &fidx) ||
+            dwarf_formudata(dwarf_attr(&scopes[i], DW_AT_call_line, &at),
+                            &line) ||
+            line == 0)
+            continue;
+        if (!files && dwarf_getsrcfiles(&cudie, &files, &nfiles))
+            break;
+        const char *file = fidx < nfiles ? dwarf_filesrc(files, fidx, NULL,
+                                                         NULL)
+                                         : NULL;
+        if (!file)
+            continue;
+        int w = snprintf(buf + used, len > used ? len - used : 0,
+                         " < %s:%u", shorten(file, t->cwd), (unsigned)line);
+        if (w < 0 || used + (size_t)w >= len)
+            break;
+        used += (size_t)w;
+        n++;
+    }
+    free(scopes);
+    return n;
+}
+
 int sym_build_id(sym_table *t, const char *path, char *hex, size_t len)
 {
     if (len)

@@ -47,6 +47,12 @@ void sym_line_stats(const sym_table *t, size_t *own, size_t *libdw);
 int sym_lookup(sym_table *t, const char *path, uint64_t off, char *where,
                size_t wlen, char *func, size_t flen);
 
+/* The call sites the instruction at offset off of module path was
+ * inlined from, innermost first, at most max: " < file:line" each,
+ * appended in buf.  Returns how many (0 when none or unknown). */
+int sym_inline_sites(sym_table *t, const char *path, uint64_t off,
+                     char *buf, size_t len, int max);
+
 /* The GNU build-id of module path as hex in hex (len >= 2 * 20 + 1 for
  * the usual SHA-1 id).  Returns 0; -1 when the file cannot be read (errno
  * ENOENT when it is gone) or has no build-id. */

@@ -360,7 +360,7 @@ int online_finish(uint64_t root_nchildren, int partial, const char *dir,
     }
     srcloc_merge_profile(&prof, named);
     report_notes_fine_grains(notes, &prof, named, meta);
-    report_notes_outliers(notes, &prof);
+    report_notes_outliers(notes, &prof, named);
     if (notes_failed)
         report_meta_set(meta, "notes_lost", "out of memory: some notes on "
                                             "inexact rows were lost");

@@ -36,7 +36,7 @@ typedef struct loc_key {
     const void *code;
     const void *ident;   /* the runtime call's ident_t, or NULL */
     int kind;
-    int pad;
+    uint32_t chain;      /* its calling context (stream_chain), 0: none */
 } loc_key;
 
 typedef struct loc_entry {
@@ -72,6 +72,7 @@ static name_entry *names;
 static sym_table *syms;      /* opened at the first location */
 static int syms_failed;
 static uint32_t next_loc = 1;
+static int ctx_depth;        /* --context: call sites per name, 0: none */
 static uint32_t next_stream;
 static trace_writer **writers;
 static int write_files;          /* offline: one trace file per thread */
@@ -325,28 +326,54 @@ static inline unsigned loc_slot(const void *code, const void *ident,
 
 uint32_t stream_loc(stream_thread *st, const void *code, int kind)
 {
-    return stream_loc_ident(st, code, NULL, kind);
+    return stream_loc_ctx(st, code, NULL, kind, 0);
 }
 
 uint32_t stream_loc_ident(stream_thread *st, const void *code,
                           const void *ident, int kind)
 {
-    unsigned slot = loc_slot(code, ident, kind);
+    return stream_loc_ctx(st, code, ident, kind, 0);
+}
+
+static const char *chain_text(uint32_t chain);
+
+uint32_t stream_loc_ctx(stream_thread *st, const void *code,
+                        const void *ident, int kind, uint32_t chain)
+{
+    unsigned slot = loc_slot(code, ident, kind) ^ (chain & 0x3e);
     for (unsigned w = slot; w < slot + 2; w++)
         if (st->cache[w].code == code && st->cache[w].ident == ident &&
-            st->cache[w].kind == kind && st->cache[w].loc)
+            st->cache[w].kind == kind && st->cache[w].chain == chain &&
+            st->cache[w].loc)
             return st->cache[w].loc;
     loc_key key;
     memset(&key, 0, sizeof(key));
     key.code = code;
     key.ident = ident;
     key.kind = kind;
+    key.chain = chain;
     loc_entry *e;
     pthread_mutex_lock(&lock);
     HASH_FIND(hh, locs, &key, sizeof(key), e);
     if (!e) {
-        char where[4352];
-        describe_ident(code, ident, where, sizeof(where));
+        char where[8448];
+        describe_ident(code, ident, where, 4352);
+        if (chain) { /* its calling context after it, from the first
+                      * site that is not its own line */
+            const char *ct = chain_text(chain);
+            size_t wl = strlen(where);
+            if (!strncmp(ct, " < ", 3) && !strncmp(ct + 3, where, wl) &&
+                (ct[3 + wl] == 0 || ct[3 + wl] == ' '))
+                ct += 3 + wl;
+            /* at most the depth asked for (a chain holds one more) */
+            const char *end = ct;
+            for (int k = 0; k < ctx_depth && *end; k++) {
+                const char *next = strstr(end + 3, " < ");
+                end = next ? next : end + strlen(end);
+            }
+            snprintf(where + wl, sizeof(where) - wl, "%.*s",
+                     (int)(end - ct), ct);
+        }
         note_module(st, code);
         uint32_t id = intern_name(st, dir_names[kind], where);
         if (id == OSPG_LOC_PROGRAM || !(e = calloc(1, sizeof(*e)))) {
@@ -363,7 +390,193 @@ uint32_t stream_loc_ident(stream_thread *st, const void *code,
     st->cache[slot].code = code;
     st->cache[slot].ident = ident;
     st->cache[slot].kind = kind;
+    st->cache[slot].chain = chain;
     st->cache[slot].loc = id;
+    return id;
+}
+
+/* ---- Calling contexts (--context N) ----
+ *
+ * A chain is the text " < file:line < file:line ..." of at most
+ * ctx_depth call sites, outermost last: the sites a construct's code was
+ * inlined from, then the program's frames that called it, then the chain
+ * of the construct that started the task it runs in.  Chains are interned
+ * twice: by what made them (code, frames, parent chain), so a repeated
+ * event finds its chain without symbolizing, and by text, so that two
+ * paths that agree on their first ctx_depth sites are one chain. */
+typedef struct chain_key {
+    const void *code, *start;
+    const void *frames[STREAM_CHAIN_FRAMES];
+    uint32_t nframes, parent;
+} chain_key;
+
+typedef struct chain_entry {
+    chain_key key;
+    uint32_t id;
+    UT_hash_handle hh;
+} chain_entry;
+
+typedef struct chain_name {
+    char *text;
+    uint32_t id;
+    UT_hash_handle hh;
+} chain_name;
+
+static chain_entry *chains;
+static chain_name *chain_names;
+static char **chain_texts; /* by id - 1 */
+static uint32_t nchain_texts, capchain_texts;
+
+void stream_set_context(int depth)
+{
+    ctx_depth = depth < 0 ? 0 : depth > STREAM_CHAIN_FRAMES
+                                    ? STREAM_CHAIN_FRAMES
+                                    : depth;
+}
+
+int stream_context(void)
+{
+    return ctx_depth;
+}
+
+/* Called under the lock. */
+static const char *chain_text(uint32_t chain)
+{
+    return chain && chain <= nchain_texts ? chain_texts[chain - 1] : "";
+}
+
+/* A chain holds one site more than the depth asked for: the name of a
+ * construct may drop the first, its own line (stream_loc_ctx). */
+#define CHAIN_SITES (ctx_depth + 1)
+
+/* Appends site (" < file:line") to buf unless it repeats the last one
+ * there, or is skip's line (the enclosing construct: its outlined body is
+ * called from the directive's line), or, first, own's (the construct's
+ * own line, inlined). */
+static void chain_site(const char *site, const char *own, const char *skip,
+                       char *buf, size_t len, int *n)
+{
+    const char *prev = strstr(buf, " < ") ? strrchr(buf, '<') - 1 : NULL;
+    if (prev ? !strcmp(prev, site) : !strcmp(site + 3, own))
+        return;
+    if (skip && *skip && !strcmp(site + 3, skip))
+        return;
+    size_t used = strlen(buf);
+    snprintf(buf + used, len - used, "%s", site);
+    (*n)++;
+}
+
+/* Appends the site of the call before return address ra and the sites it
+ * was inlined from (inline_only: those alone), while fewer than ctx_depth
+ * sites are in buf (*n counts them); a frame with no source line is left
+ * out.  own is the construct's own "file:line".  Under the lock. */
+static void chain_add(const void *ra, int inline_only, const char *own,
+                      const char *skip, char *buf, size_t len, int *n)
+{
+    uintptr_t pc = (uintptr_t)ra - 1;
+    char path[PATH_MAX], site[4400], sites[8192];
+    uint64_t off;
+    if (*n >= CHAIN_SITES || module_of(pc, path, sizeof(path), &off) ||
+        !syms)
+        return;
+    if (!inline_only) {
+        char where[4352];
+        if (sym_lookup(syms, path, off, where, sizeof(where), NULL, 0))
+            return; /* no line: _start, a stripped library */
+        snprintf(site, sizeof(site), " < %s", where);
+        chain_site(site, own, skip, buf, len, n);
+    }
+    if (*n >= CHAIN_SITES)
+        return;
+    sites[0] = 0;
+    sym_inline_sites(syms, path, off, sites, sizeof(sites), CHAIN_SITES - *n);
+    for (char *p = sites; *p && *n < CHAIN_SITES;) {
+        char *next = strstr(p + 3, " < ");
+        size_t l = next ? (size_t)(next - p) : strlen(p);
+        snprintf(site, sizeof(site), "%.*s", (int)l, p);
+        chain_site(site, own, skip, buf, len, n);
+        p += l;
+    }
+}
+
+uint32_t stream_chain(stream_thread *st, const void *code,
+                      const void *const *frames, int nframes,
+                      uint32_t parent, const void *start)
+{
+    (void)st;
+    if (!ctx_depth)
+        return 0;
+    chain_key key;
+    memset(&key, 0, sizeof(key));
+    key.code = code;
+    key.nframes = nframes < 0 ? 0 : nframes > STREAM_CHAIN_FRAMES
+                                        ? STREAM_CHAIN_FRAMES
+                                        : (uint32_t)nframes;
+    memcpy(key.frames, frames, key.nframes * sizeof(*frames));
+    key.parent = parent;
+    key.start = start;
+    chain_entry *e;
+    pthread_mutex_lock(&lock);
+    HASH_FIND(hh, chains, &key, sizeof(key), e);
+    if (e) {
+        uint32_t id = e->id;
+        pthread_mutex_unlock(&lock);
+        return id;
+    }
+    if (!syms && !syms_failed && !(syms = sym_new()))
+        syms_failed = 1;
+    char buf[8192] = "", own[4352] = "", skip[4352] = "";
+    int n = 0;
+    if (code)
+        describe(code, own, sizeof(own));
+    if (start)
+        describe(start, skip, sizeof(skip));
+    if (code)
+        chain_add(code, 1, own, skip, buf, sizeof(buf), &n);
+    for (uint32_t i = 0; i < key.nframes; i++)
+        chain_add(key.frames[i], 0, own, skip, buf, sizeof(buf), &n);
+    /* the parent's sites, as many as room is left */
+    const char *p = chain_text(parent);
+    while (*p && n < CHAIN_SITES) {
+        const char *next = strstr(p + 3, " < ");
+        size_t l = next ? (size_t)(next - p) : strlen(p);
+        char site[4400];
+        snprintf(site, sizeof(site), "%.*s", (int)l, p);
+        chain_site(site, own, NULL, buf, sizeof(buf), &n);
+        p += l;
+    }
+    uint32_t id = 0;
+    chain_name *cn;
+    HASH_FIND_STR(chain_names, buf, cn);
+    if (cn) {
+        id = cn->id;
+    } else if (buf[0] && (cn = calloc(1, sizeof(*cn))) &&
+               (cn->text = strdup(buf))) {
+        if (nchain_texts == capchain_texts) {
+            uint32_t cap = capchain_texts ? 2 * capchain_texts : 64;
+            char **t = realloc(chain_texts, cap * sizeof(*t));
+            if (t) {
+                chain_texts = t;
+                capchain_texts = cap;
+            }
+        }
+        if (nchain_texts < capchain_texts) {
+            chain_texts[nchain_texts++] = cn->text;
+            cn->id = id = nchain_texts;
+            HASH_ADD_KEYPTR(hh, chain_names, cn->text, strlen(cn->text), cn);
+        } else {
+            free(cn->text);
+            free(cn);
+        }
+    } else if (cn) {
+        free(cn);
+    }
+    if ((e = calloc(1, sizeof(*e)))) {
+        e->key = key;
+        e->id = id;
+        HASH_ADD(hh, chains, key, sizeof(e->key), e);
+    }
+    pthread_mutex_unlock(&lock);
     return id;
 }
 
@@ -435,6 +648,7 @@ uint32_t stream_line(stream_thread *st, uint64_t ip)
     st->cache[slot].code = code;
     st->cache[slot].ident = NULL;
     st->cache[slot].kind = DIR_LINE;
+    st->cache[slot].chain = 0;
     st->cache[slot].loc = id;
     return id;
 }

@@ -24,6 +24,7 @@ typedef struct stream_thread {
         const void *code;
         const void *ident;
         int kind;
+        uint32_t chain;
         uint32_t loc;
     } cache[STREAM_LOC_CACHE];
 } stream_thread;
@@ -67,6 +68,32 @@ const char *stream_dir_name(int kind);
  * (the program) when out of memory. */
 uint32_t stream_name(stream_thread *st, const char *directive,
                      const char *where);
+
+/* ---- Calling contexts (--context N) ---- */
+
+#define STREAM_CHAIN_FRAMES 16 /* frames a context holds at most */
+
+/* Names every construct by its calling context too, at most depth call
+ * sites (0: none, the default).  Call once, before any location. */
+void stream_set_context(int depth);
+int stream_context(void);
+
+/* The calling context of a construct whose call site is the return
+ * address code, called from the program's frames (return addresses,
+ * innermost first) in the task whose own context is parent and which the
+ * construct at start began (NULL: the initial task): the sites code was
+ * inlined from, then each frame's line and its inline sites, then
+ * parent's, at most the depth set.  Sites at start's line are left out:
+ * the compiler's outlined body is called from its directive's line, a
+ * nesting, not a call.  0 when contexts are off. */
+uint32_t stream_chain(stream_thread *st, const void *code,
+                      const void *const *frames, int nframes,
+                      uint32_t parent, const void *start);
+
+/* stream_loc_ident, the name followed by the context chain's sites (a
+ * chain of 0 is none). */
+uint32_t stream_loc_ctx(stream_thread *st, const void *code,
+                        const void *ident, int kind, uint32_t chain);
 
 /* The location of the source line of a sampled instruction pointer: its
  * directive reads "line:FUNCTION" ("line" without a symbol), its place

@@ -103,6 +103,8 @@ typedef struct region {
     uint64_t uid;
     spin_lock lock;          /* phase changes */
     uint32_t path;           /* what-if region path its threads inherit */
+    uint32_t chain;          /* its calling context, its threads' too */
+    const void *code;        /* its call site (contexts of its threads) */
     struct tctx *parent;     /* the encountering task */
 } region;
 
@@ -174,6 +176,7 @@ typedef struct tctx {
     cnode loop_owner;
     uint32_t loop_loc;
     uint32_t taskloop_loc;
+    const void *taskloop_code; /* its call site (contexts of its tasks) */
     /* A task created by a taskloop: its location.  libomp splits a large
      * taskloop into helper tasks that create the loop's tasks on other
      * threads in the name of the encountering task; the helper is one of
@@ -188,6 +191,10 @@ typedef struct tctx {
     cnode taskloop_owner, spawn_owner;
     uint32_t path;           /* innermost what-if region path, 0: none */
     uint32_t base_path;      /* the path the task started in */
+    /* --context: the calling context of the construct that started the
+     * task (stream_chain), the context of the code it runs */
+    uint32_t ctx_chain;
+    const void *ctx_code;    /* that construct's call site */
     /* explicit tasks whose begin record waits for their depend items:
      * BEGIN_PENDING until the creator's dependences callback or the task's
      * own start claims it (BEGIN_WRITING), then BEGIN_DONE */
@@ -1039,6 +1046,74 @@ static void pop_loc(tctx *c)
         c->nlocs--;
 }
 
+/* ---- Calling contexts (--context N) ----
+ *
+ * With WHATIF_CONTEXT=N a construct is named by its call path too: the
+ * sites its call was inlined from, then the program's frames above it on
+ * the stack (a walk, 2-5 us), up to the runtime's: code inside a parallel
+ * region's body or a task continues with the context of the construct
+ * that started it (tctx.ctx_chain), so every thread of a region names its
+ * constructs alike.  The system's libraries are left out of the path. */
+#define CTX_WALK 64
+
+enum { FRAME_PROGRAM, FRAME_SYSTEM, FRAME_RUNTIME };
+
+static int frame_kind(const void *ra)
+{
+    uintptr_t a = (uintptr_t)ra - 1;
+    Dl_info info;
+    if ((a >= runtime_text_lo && a < runtime_text_hi))
+        return FRAME_RUNTIME;
+    if (a >= self_text_lo && a < self_text_hi)
+        return FRAME_SYSTEM; /* the tool's own */
+    if (!dladdr((const void *)a, &info) || !info.dli_fname)
+        return FRAME_SYSTEM;
+    const char *base = strrchr(info.dli_fname, '/');
+    base = base ? base + 1 : info.dli_fname;
+    if (!strncmp(base, "libomp", 6) || !strncmp(base, "libiomp", 7) ||
+        !strncmp(base, "libgomp", 7))
+        return FRAME_RUNTIME;
+    const char *f = info.dli_fname;
+    if (!strncmp(f, "/lib/", 5) || !strncmp(f, "/lib64/", 7) ||
+        !strncmp(f, "/usr/lib/", 9) || !strncmp(f, "/usr/lib64/", 11))
+        return FRAME_SYSTEM;
+    return FRAME_PROGRAM;
+}
+
+/* The calling context of a construct at return address code, met in task
+ * c (0 when contexts are off). */
+static uint32_t context_of(tstate *ts, const tctx *c, const void *code)
+{
+    if (!stream_context())
+        return 0;
+    void *fr[CTX_WALK];
+    int n = backtrace(fr, CTX_WALK), i = 0;
+    while (i < n && fr[i] != code)
+        i++;
+    const void *keep[STREAM_CHAIN_FRAMES];
+    int nk = 0;
+    for (i++; i < n && nk < STREAM_CHAIN_FRAMES; i++) {
+        int k = frame_kind(fr[i]);
+        if (k == FRAME_RUNTIME)
+            break;
+        if (k == FRAME_PROGRAM)
+            keep[nk++] = fr[i];
+    }
+    return stream_chain(&ts->st, code, keep, nk, c ? c->ctx_chain : 0,
+                        c ? c->ctx_code : NULL);
+}
+
+/* The location of a construct at code met in task c: with its calling
+ * context when asked. */
+static uint32_t construct_loc(tstate *ts, const tctx *c, const void *code,
+                              const void *ident, int kind)
+{
+    if (!stream_context())
+        return stream_loc_ident(&ts->st, code, ident, kind);
+    return stream_loc_ctx(&ts->st, code, ident, kind,
+                          context_of(ts, c, code));
+}
+
 /* ---- Node records ---- */
 
 /* Begins n in the on-the-fly builder (n->on).  Done before n can be seen
@@ -1807,7 +1882,9 @@ static void on_parallel_begin(ompt_data_t *enc_data, const ompt_frame_t *frame,
     if (!r)
         return;
     r->uid = atomic_fetch_add(&region_uid, 1) + 1;
-    r->loc = stream_loc_ident(&ts->st, code, ident, DIR_PARALLEL);
+    r->chain = context_of(ts, c, code);
+    r->code = code;
+    r->loc = stream_loc_ctx(&ts->st, code, ident, DIR_PARALLEL, r->chain);
     r->team = requested;
     r->parent = c;
     r->path = c->path;
@@ -1973,6 +2050,8 @@ static void on_implicit_task(ompt_scope_endpoint_t endpoint,
         c->kind = CTX_IMPLICIT;
         c->region = r;
         c->path = c->base_path = r->path;
+        c->ctx_chain = r->chain;
+        c->ctx_code = r->code;
         c->index = index;
         c->base_loc = r->loc;
         atomic_store(&r->team, actual);
@@ -2099,8 +2178,7 @@ static void on_sync_region(ompt_sync_region_t kind,
         ev_code(ts, DIR_TASKWAIT, endpoint != ompt_scope_begin, code, ident);
         if (endpoint == ompt_scope_begin) {
             frag_close(ts);
-            end_scope(ts, c,
-                      stream_loc_ident(&ts->st, code, ident, DIR_TASKWAIT));
+            end_scope(ts, c, construct_loc(ts, c, code, ident, DIR_TASKWAIT));
             c->waiting = 1;
         } else {
             c->waiting = 0;
@@ -2127,8 +2205,9 @@ static void on_sync_region(ompt_sync_region_t kind,
             frame *f = top(c);
             end_scope(ts, c, OSPG_LOC_NONE);
             end_node(ts, &f->node,
-                     stream_loc(&ts->st, f->code,
-                                f->taskloop ? DIR_TASKLOOP : DIR_TASKGROUP));
+                     construct_loc(ts, c, f->code, NULL,
+                                   f->taskloop ? DIR_TASKLOOP
+                                               : DIR_TASKGROUP));
             c->nfr--;
         }
         c->waiting = 0;
@@ -2217,7 +2296,7 @@ static void on_mutex_acquired(ompt_mutex_t kind, ompt_wait_id_t wait_id,
         ospg_dep d = {ADDR_ORDERED, OSPG_DEP_INOUT};
         piece_begin(ts, c, &d);
     }
-    push_loc(c, stream_loc(&ts->st, code, mutex_dir(kind)));
+    push_loc(c, construct_loc(ts, c, code, NULL, mutex_dir(kind)));
     frag_open(ts);
 }
 
@@ -2292,7 +2371,7 @@ static void loop_begin(tstate *ts, tctx *c, const void *code,
             lazy_flush(ts, o);
         c->loop_owner = *o;
     }
-    c->loop_loc = stream_loc_ident(&ts->st, code, ident, dir);
+    c->loop_loc = construct_loc(ts, c, code, ident, dir);
     /* In a team of one libomp reports no chunks: the loop looks serial. */
     if (count > 1 && (!c->region || atomic_load_explicit(
                                         &c->region->team,
@@ -2389,7 +2468,7 @@ static void on_work(ompt_work_t type, ompt_scope_endpoint_t endpoint,
         break;
     case ompt_work_single_executor:
         if (begin)
-            push_loc(c, stream_loc(&ts->st, code, DIR_SINGLE));
+            push_loc(c, construct_loc(ts, c, code, NULL, DIR_SINGLE));
         else
             pop_loc(c);
         break;
@@ -2400,10 +2479,13 @@ static void on_work(ompt_work_t type, ompt_scope_endpoint_t endpoint,
         c->taskloop_group = 0;
         if (begin && tg_fresh) {
             top(c)->taskloop = 1;
-            c->taskloop_loc = stream_loc(&ts->st, top(c)->code, DIR_TASKLOOP);
-        } else if (begin) {
+            c->taskloop_code = top(c)->code;
             c->taskloop_loc =
-                stream_loc(&ts->st, user_call_site(code), DIR_TASKLOOP);
+                construct_loc(ts, c, top(c)->code, NULL, DIR_TASKLOOP);
+        } else if (begin) {
+            c->taskloop_code = user_call_site(code);
+            c->taskloop_loc = construct_loc(ts, c, c->taskloop_code, NULL,
+                                            DIR_TASKLOOP);
             /* No taskgroup holds the loop's tasks: a group makes them
              * one instance, owned by the scope they are created in. */
             if (!*scope_open(c)) {
@@ -2457,7 +2539,7 @@ static void on_masked(ompt_scope_endpoint_t endpoint,
     ev_code(ts, DIR_MASKED, endpoint != ompt_scope_begin, code, NULL);
     frag_close(ts);
     if (endpoint == ompt_scope_begin)
-        push_loc(c, stream_loc(&ts->st, code, DIR_MASKED));
+        push_loc(c, construct_loc(ts, c, code, NULL, DIR_MASKED));
     else
         pop_loc(c);
     frag_open(ts);
@@ -2503,7 +2585,7 @@ static void on_task_create(ompt_data_t *enc_data, const ompt_frame_t *frame,
     if (flags & ompt_task_taskwait) {
         /* taskwait with depend: modeled as a full taskwait; the task
          * waits until the taskwait_complete schedule event. */
-        end_scope(ts, c, stream_loc(&ts->st, code, DIR_TASKWAIT));
+        end_scope(ts, c, construct_loc(ts, c, code, NULL, DIR_TASKWAIT));
         c->waiting = 1;
         return;
     }
@@ -2519,15 +2601,21 @@ static void on_task_create(ompt_data_t *enc_data, const ompt_frame_t *frame,
     t->path = t->base_path = c->path;
     if (!spawn_loc) {
         spawn_loc = c->taskloop_loc;
+        t->ctx_code = c->taskloop_code;
         t->spawn_group = c->taskloop_group;
         t->spawn_owner = c->taskloop_owner;
     } else {
         t->spawn_group = c->spawn_group;
         t->spawn_owner = c->spawn_owner;
+        t->ctx_code = c->ctx_code;
     }
     t->spawn_loc = spawn_loc;
+    t->ctx_chain = spawn_loc ? c->ctx_chain : context_of(ts, c, code);
+    if (!spawn_loc)
+        t->ctx_code = code;
     t->base_loc = spawn_loc ? spawn_loc
-                            : stream_loc_ident(&ts->st, code, ident, DIR_TASK);
+                            : stream_loc_ctx(&ts->st, code, ident, DIR_TASK,
+                                             t->ctx_chain);
     cnode *parent;
     t->region = c->region;
     /* libomp flags every task of a one-thread team undeferred; that says
@@ -2917,7 +3005,7 @@ static int on_control_tool(uint64_t command, uint64_t modifier, void *arg,
     frag_close(ts);
     if (command == WHATIF_CMD_BEGIN) {
         int is_new;
-        uint32_t loc = stream_loc(&ts->st, code, DIR_REGION);
+        uint32_t loc = construct_loc(ts, c, code, NULL, DIR_REGION);
         uint64_t factor = (int64_t)modifier > 0 ? modifier : 0;
         uint32_t path = regions_enter(c->path, loc, factor, &is_new);
         if (is_new)
@@ -3276,6 +3364,13 @@ static void write_meta(void)
         if (mode_online)
             online_meta("factors", factor_list);
     }
+    if (stream_context()) {
+        char depth[16];
+        snprintf(depth, sizeof(depth), "%d", stream_context());
+        stream_meta(&ts->st, "context", depth);
+        if (mode_online)
+            online_meta("context", depth);
+    }
 }
 
 static ompt_start_tool_result_t result = {on_initialize, on_finalize, {0}};
@@ -3392,6 +3487,18 @@ ompt_start_tool(unsigned int omp_version,
     if (mode_online) {
         stream_set_loc_hook(online_loc);
         stream_set_meta_hook(online_meta);
+    }
+    const char *ctx = getenv("WHATIF_CONTEXT");
+    if (ctx && *ctx) {
+        char *end;
+        long depth = strtol(ctx, &end, 10);
+        if (*end || depth < 0 || depth > STREAM_CHAIN_FRAMES) {
+            fprintf(stderr, "whatif: WHATIF_CONTEXT=%s: use 0 (none) to %d "
+                            "call sites; profiling disabled\n", ctx,
+                    STREAM_CHAIN_FRAMES);
+            return NULL;
+        }
+        stream_set_context((int)depth);
     }
     if (!cmdline[0])
         read_cmdline();
