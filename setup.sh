@@ -4,7 +4,8 @@
 #
 #   ./setup.sh            install (Debian 12, as root or with sudo) and build
 #   ./setup.sh --example  ... then profile the bundled example and print it
-#   ./setup.sh --test     ... then run the whole test suite
+#   ./setup.sh --test     ... then run the whole test suite (installs
+#                         chromium too, for the report's browser test)
 #
 # Idempotent: packages already installed are skipped, the build is
 # incremental.  Any failure stops with one line saying what failed.
@@ -20,12 +21,15 @@ case "${1:-}" in
   "") ;;
   --example) mode=example ;;
   --test) mode=test ;;
-  -h|--help) sed -n '2,10p' "$0"; exit 0 ;;
+  -h|--help) sed -n '2,11p' "$0"; exit 0 ;;
   *) die "unknown option '$1' (use --example, --test or nothing)" ;;
 esac
 
 packages=(clang-19 libomp-19-dev libclang-rt-19-dev llvm-19 libpfm4-dev
           libsqlite3-dev sqlite3 uthash-dev libdw-dev cmake make gcc g++ python3 time)
+
+# the test suite opens the HTML report in a real browser
+if [ "$mode" = test ]; then packages+=(chromium); fi
 
 install_packages() {
   local missing=()

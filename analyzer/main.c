@@ -16,6 +16,9 @@ static void usage(FILE *f)
           "  analyze [-o OUTDIR] [-q] [--partial] TRACE_DIR\n"
           "                 compute the parallelism profile of an offline\n"
           "                 trace: OUTDIR/profile.csv, run.json, profile.db\n"
+          "  report [-o FILE] DIR\n"
+          "                 write DIR/report.html: the profile as one\n"
+          "                 self-contained web page\n"
           "  dump TRACE_DIR print a trace's records as text\n"
           "  version        print the version\n"
           "  help           print this text\n",
@@ -33,6 +36,8 @@ int main(int argc, char **argv)
         return cmd_analyze(argc - 1, argv + 1);
     if (!strcmp(cmd, "run"))
         return cmd_run(argc - 1, argv + 1);
+    if (!strcmp(cmd, "report"))
+        return cmd_report(argc - 1, argv + 1);
     if (!strcmp(cmd, "dump"))
         return cmd_dump(argc - 1, argv + 1);
     if (!strcmp(cmd, "version") || !strcmp(cmd, "--version")) {

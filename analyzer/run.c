@@ -30,7 +30,9 @@
 #include <unistd.h>
 
 #include "cli.h"
+#include "html.h"
 #include "repeat.h"
+#include "timing.h"
 #include "summary.h"
 #include "counter.h"
 #include "scenario.h"
@@ -41,8 +43,8 @@ static void usage(FILE *f)
     fprintf(f, "usage: whatif run [-o DIR] [--mode online|offline|both] "
                "[--metric M] [--factors LIST] [--children ignore|profile] "
                "[--sample-rate HZ | --no-sample] [--opportunities] "
-               "[--repeat N] [--context N] [--no-analyze] [-q] "
-               "-- PROGRAM [ARGS...]\n"
+               "[--repeat N] [--context N] [--threads LIST] [--no-report] "
+               "[--no-analyze] [-q] -- PROGRAM [ARGS...]\n"
                "  metrics: %s\n  factors: what-if speed-ups, default %s\n"
                "  sample rate: samples per second of a thread's CPU time, "
                "default 1000\n",
@@ -57,7 +59,7 @@ static void usage(FILE *f)
 static const char *const result_files[] = {
     "profile.csv", "run.json",      "profile.db", "whatif.csv",
     "opportunities.csv", "report.html", "critical_lines.csv",
-    "serial_fragments.csv", "repeat.csv", ".whatif-started",
+    "serial_fragments.csv", "repeat.csv", "timings.csv", ".whatif-started",
     ".whatif-child-started", ".whatif-tool-disabled",
 };
 
@@ -389,6 +391,8 @@ typedef struct run_cfg {
     int gomp;                      /* run on libomp in libgomp's place */
     const char *children, *mode, *metric_name, *factors, *sample_hz;
     const char *context;           /* --context N, or NULL */
+    const timing_set *timings;     /* --threads: the timed runs, or NULL */
+    int report;                    /* write report.html */
     int analyze, quiet;
     int lock;                      /* the output directory's lock */
 } run_cfg;
@@ -560,6 +564,23 @@ static int profile_once(const run_cfg *c, const char *dir, int *have_out)
     return prog_status ? prog_status : have && !missing[0] ? 0 : 1;
 }
 
+/* What a profile in dir gets beside it: the timed runs' wall times and
+ * the HTML report.  Returns 0, or 1 after one line on stderr. */
+static int finish_outputs(const run_cfg *c, const char *dir)
+{
+    char err[PATH_MAX + 256];
+    if (c->timings && timing_store(c->timings, dir, err, sizeof(err))) {
+        fprintf(stderr, "whatif run: the profile is incomplete: %s\n", err);
+        return 1;
+    }
+    if (c->report && html_report(dir, NULL, err, sizeof(err))) {
+        fprintf(stderr, "whatif run: the profile is incomplete: the report "
+                        "could not be written: %s\n", err);
+        return 1;
+    }
+    return 0;
+}
+
 /* ---- Repeated runs (--repeat N) ---- */
 
 /* N runs into dir/run-K; the one of median program span becomes the
@@ -594,6 +615,8 @@ static int profile_repeated(const run_cfg *c, const char *dir, int n)
         fprintf(stderr, "whatif run: %s\n", err);
         return 1;
     }
+    if (finish_outputs(c, dir))
+        return 1;
     if (!c->quiet) {
         summary_print(dir);
         repeat_summary(dir);
@@ -615,6 +638,8 @@ int cmd_run(int argc, char **argv)
         {"no-sample", no_argument, NULL, 'N'},
         {"repeat", required_argument, NULL, 'R'},
         {"context", required_argument, NULL, 'C'},
+        {"threads", required_argument, NULL, 'T'},
+        {"no-report", no_argument, NULL, 'P'},
         {"quiet", no_argument, NULL, 'q'},
         {"help", no_argument, NULL, 'h'},
         {NULL, 0, NULL, 0},
@@ -622,7 +647,9 @@ int cmd_run(int argc, char **argv)
     const char *out = "whatif-out", *metric_name = NULL, *mode = "online";
     const char *factors = NULL, *children = "ignore", *sample_hz = NULL;
     const char *context = NULL;
-    int analyze = 1, quiet = 0, repeat = 1, c;
+    int analyze = 1, quiet = 0, repeat = 1, report = 1, c;
+    timing_set timings;
+    int timed = 0;
     optind = 1;
     while ((c = getopt_long(argc, argv, "+o:qh", opts, NULL)) != -1) {
         switch (c) {
@@ -661,6 +688,16 @@ int cmd_run(int argc, char **argv)
             break;
         }
         case 'N': sample_hz = "0"; break;
+        case 'P': report = 0; break;
+        case 'T': {
+            char err[256];
+            if (timing_parse(optarg, &timings, err, sizeof(err))) {
+                fprintf(stderr, "whatif run: --threads %s\n", err);
+                return 2;
+            }
+            timed = 1;
+            break;
+        }
         case 'C': {
             char *end;
             long d = strtol(optarg, &end, 10);
@@ -755,6 +792,7 @@ int cmd_run(int argc, char **argv)
         .pre_tool = pre_tool, .pre_omp = pre_omp, .gomp = gomp,
         .children = children, .mode = mode, .metric_name = metric_name,
         .factors = factors, .sample_hz = sample_hz, .context = context,
+        .timings = timed ? &timings : NULL, .report = report && analyze,
         .analyze = analyze,
         .quiet = quiet, .lock = lock};
 
@@ -770,11 +808,35 @@ int cmd_run(int argc, char **argv)
     signal(SIGINT, SIG_IGN);
     signal(SIGQUIT, SIG_IGN);
 
-    int status;
-    if (repeat <= 1) {
+    int status = 0;
+    if (timed) {
+        char err[PATH_MAX + 256];
+        if (!quiet)
+            fprintf(stderr, "whatif: timing %s unprofiled at %zu thread "
+                            "counts\n", prog, timings.n);
+        status = timing_run(&timings, prog_path, argv + optind,
+                            gomp ? pre_omp : NULL, err, sizeof(err));
+        if (status)
+            fprintf(stderr, "whatif run: %s\n", err);
+        else if (!quiet)
+            for (size_t i = 0; i < timings.n; i++)
+                fprintf(stderr, "  %4d thread%s %9.3f s  speedup %.2f\n",
+                        timings.threads[i], timings.threads[i] > 1 ? "s" : " ",
+                        timings.seconds[i],
+                        timings.seconds[0] / timings.seconds[i]);
+        /* the profile at the most threads timed */
+        char n[16];
+        snprintf(n, sizeof(n), "%d", timings.threads[timings.n - 1]);
+        setenv("OMP_NUM_THREADS", n, 1);
+    }
+    if (status) {
+        /* a timed run failed: said above */
+    } else if (repeat <= 1) {
         int have = 0;
         status = profile_once(&cfg, dir, &have);
-        if (have && analyze && !quiet)
+        if (have && analyze && finish_outputs(&cfg, dir))
+            status = 1;
+        else if (have && analyze && !quiet)
             summary_print(dir);
     } else {
         status = profile_repeated(&cfg, dir, repeat);

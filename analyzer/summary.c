@@ -9,6 +9,7 @@
 #include <limits.h>
 #include <stdio.h>
 #include <string.h>
+#include <unistd.h>
 
 #define SUMMARY_ROWS 12 /* rows after the program */
 
@@ -151,7 +152,10 @@ int summary_print(const char *dir)
     if (complete[0])
         fprintf(stderr, "whatif: the profile covers only part of the run: "
                         "%s\n", complete);
+    char report[PATH_MAX + 32];
+    snprintf(report, sizeof(report), "%s/report.html", dir);
     fprintf(stderr, "whatif: profile in %s/ (profile.csv, run.json, "
-                    "profile.db)\n", dir);
+                    "profile.db%s)\n", dir,
+            access(report, F_OK) ? "" : "; report.html to view");
     return 0;
 }

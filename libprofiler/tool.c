@@ -19,6 +19,7 @@
 #include <sys/auxv.h>
 #include <execinfo.h>
 #include <omp-tools.h>
+#include <limits.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdatomic.h>
@@ -3330,6 +3331,10 @@ static void write_meta(void)
     strftime(buf, sizeof(buf), "%Y-%m-%dT%H:%M:%SZ", &tm);
     char bias[32];
     snprintf(bias, sizeof(bias), "%llu", (unsigned long long)read_bias);
+    /* relative source paths are relative to it (the report reads them) */
+    char cwd[PATH_MAX];
+    if (!getcwd(cwd, sizeof(cwd)))
+        cwd[0] = 0;
     const char *pairs[][2] = {
         {"metric_read_bias", bias},
         {"metric", metric.name},
@@ -3338,6 +3343,7 @@ static void write_meta(void)
         {"mode", mode_online ? (mode_offline ? "both" : "online")
                              : "offline"},
         {"command", cmdline},
+        {"cwd", cwd[0] ? cwd : NULL},
         {"date", buf},
         {"tool_version", WHATIF_VERSION},
         {"runtime", runtime_name},

@@ -1,0 +1,19 @@
+/* html.h - `whatif report`: one self-contained HTML page from a run.
+ *
+ * The page is written from the run directory's profile.db (and its
+ * opportunities.csv when there is one): a summary, the composition of the
+ * critical path, the what-if curves, the speedup the work/span laws
+ * allow at 1 to 256 cores with the measured speedups of timed runs, the
+ * sortable profile table and the source around its leading rows.  No
+ * network: styles, script and plots (SVG) are all in the file.
+ */
+#ifndef WHATIF_HTML_H
+#define WHATIF_HTML_H
+
+#include <stddef.h>
+
+/* Writes the report of run directory dir to out (dir/report.html when
+ * NULL).  Returns 0, or -1 with one line in err. */
+int html_report(const char *dir, const char *out, char *err, size_t errlen);
+
+#endif
