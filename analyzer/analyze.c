@@ -50,8 +50,25 @@ static void on_meta(void *arg, const char *key, const char *value)
 #define MAX_CANDIDATES 12 /* opportunities: locations tried, by critical work */
 
 static const char usage_text[] =
-    "usage: whatif analyze [-o OUTDIR] [-q] [--factors LIST] "
-    "[--speedup WHERE]... [--opportunities] [--partial] TRACE_DIR\n";
+    "usage: whatif analyze [OPTIONS] DIR\n"
+    "\n"
+    "Computes the profile of an offline trace again, with any what-if\n"
+    "scenarios, without running the program: DIR is a run's directory\n"
+    "(its trace/ is read and its results replaced) or a trace directory.\n"
+    "The summary goes to stderr.\n"
+    "\n"
+    "  -o OUTDIR          write the results there instead\n"
+    "  --factors LIST     what-if speed-ups (default: the run's, else\n"
+    "                     2,4,8,16,64,inf)\n"
+    "  --speedup WHERE    a what-if scenario for the directive or region at\n"
+    "                     WHERE (file:line as profile.csv names it, or\n"
+    "                     program); repeatable\n"
+    "  --opportunities    also rank what speeding up each leading location\n"
+    "                     would buy (opportunities.csv)\n"
+    "  --partial          a trace cut short: profile what was recorded,\n"
+    "                     marked incomplete\n"
+    "  -q, --quiet        no summary\n"
+    "  -h, --help         this text\n";
 
 int cmd_analyze(int argc, char **argv)
 {
@@ -90,12 +107,14 @@ int cmd_analyze(int argc, char **argv)
             specs[ao.nspecs++] = optarg;
             break;
         case 'h': fputs(usage_text, stdout); return 0;
-        default: fputs(usage_text, stderr); return 2;
+        default:
+            fputs("whatif analyze: see whatif analyze --help\n", stderr);
+            return 2;
         }
     }
     if (optind != argc - 1) {
-        fprintf(stderr, "whatif analyze: expected one trace directory\n%s",
-                usage_text);
+        fprintf(stderr, "whatif analyze: expected one run or trace directory "
+                        "(see whatif analyze --help)\n");
         return 2;
     }
     /* a run's directory (its trace/ is read, its results replaced), or
@@ -335,7 +354,8 @@ int analyze_trace(const char *dir, const char *outdir,
     int partial = ao && ao->partial;
     replay_hooks scan = {.meta = on_meta_hook, .region = on_region,
                          .note = on_note, .arg = &ms, .scan_only = 1,
-                         .allow_partial = partial};
+                         .allow_partial = partial,
+                         .progress = "reading the trace's names"};
     int replayed = replay_dir(dir, 1, NULL, lt, &scan, &prof, NULL, err,
                               sizeof(err));
     if (report_meta_get(ms.meta, "unsupported")) {
@@ -385,7 +405,8 @@ int analyze_trace(const char *dir, const char *outdir,
     double t_profile = seconds_now();
     replay_hooks none = {.allow_partial = partial,
                          .region_tags = scen_region_tags,
-                         .region_tags_arg = &ss};
+                         .region_tags_arg = &ss,
+                         .progress = "computing the profile"};
     if (replay_dir(dir, ss.n, ss.scen, lt, &none, &prof, &st, err,
                    sizeof(err))) {
         fprintf(stderr, "whatif analyze: %s\n", err);
@@ -466,6 +487,7 @@ int analyze_trace(const char *dir, const char *outdir,
                 goto nomem;
             }
         }
+        none.progress = "computing the opportunities";
         if (nc && replay_dir(dir, os.n, os.scen, lt, &none, &opp, NULL, err,
                              sizeof(err)) == 0) {
             snprintf(path, sizeof(path), "%s/opportunities.csv", outdir);

@@ -170,7 +170,12 @@ static char **list_streams(const char *dir, size_t *n)
 int cmd_dump(int argc, char **argv)
 {
     if (argc < 2 || !strcmp(argv[1], "-h") || !strcmp(argv[1], "--help")) {
-        fputs("usage: whatif dump TRACE_DIR | STREAM_FILE...\n",
+        fputs("usage: whatif dump TRACE_DIR | STREAM_FILE...\n"
+              "\n"
+              "Prints the records of an offline trace (a run's trace/\n"
+              "directory, or single thread-NNNN.wit streams) as text, one\n"
+              "per line: for a surprising profile, or a bug report.  The\n"
+              "format is docs/trace-format.md.\n",
               argc < 2 ? stderr : stdout);
         return argc < 2 ? 2 : 0;
     }

@@ -13,6 +13,7 @@
 
 #include "cli.h"
 
+#include "profdb.h"
 #include "report.h"
 
 /* Rows the page shows before "show all"; the rest stay in its data. */
@@ -21,451 +22,6 @@
 #define SNIPPET_CONTEXT 3
 #define COMPOSITION_PARTS 8
 #define MAX_P 256       /* the speedup plot's cores */
-
-/* ---- What the page shows, read from the database ---- */
-
-typedef struct kv {
-    char *key, *value;
-} kv;
-
-typedef struct prow {           /* a row of the profile table */
-    char *location, *directive;
-    double instances, work, span, parallelism, critical_work,
-        critical_percent, grains, grain_work;
-} prow;
-
-typedef struct lrow {           /* a sampled line */
-    char *location, *function;
-    double samples, critical_work, critical_percent;
-} lrow;
-
-typedef struct srow {           /* a serial fragment */
-    char *from, *to;
-    double fragments, critical_percent;
-} srow;
-
-typedef struct curve {          /* program parallelism against a factor */
-    char *name, *directive;     /* directive: NULL for a scenario group */
-    double x[72], y[72];        /* x: the factor, INFINITY for "inf" */
-    size_t n;
-    double saturation;          /* the factor where it saturates */
-    char *leader;               /* the next bottleneck there */
-} curve;
-
-typedef struct nrow {
-    char *location, *directive, *text;
-} nrow;
-
-typedef struct timing {
-    int threads;
-    double seconds;
-} timing;
-
-typedef struct page {
-    kv *meta;
-    size_t nmeta;
-    prow *rows;                 /* rows[0] is the program */
-    size_t nrows;
-    lrow *lines;
-    size_t nlines;
-    srow *serial;
-    size_t nserial;
-    curve *curves;
-    size_t ncurves;
-    nrow *notes;
-    size_t nnotes;
-    timing *timings;
-    size_t ntimings;
-} page;
-
-static char *dup_text(const unsigned char *s)
-{
-    return strdup(s ? (const char *)s : "");
-}
-
-static double col_num(sqlite3_stmt *st, int i)
-{
-    return sqlite3_column_type(st, i) == SQLITE_NULL
-               ? NAN
-               : sqlite3_column_double(st, i);
-}
-
-/* Grows *v (of *n items of size sz) by one zeroed item; NULL when out of
- * memory. */
-static void *grow(void *v, size_t *n, size_t sz)
-{
-    char *p = realloc(*(void **)v, (*n + 1) * sz);
-    if (!p)
-        return NULL;
-    *(void **)v = p;
-    memset(p + *n * sz, 0, sz);
-    return p + (*n)++ * sz;
-}
-
-static int table_exists(sqlite3 *db, const char *name)
-{
-    sqlite3_stmt *st;
-    int found = 0;
-    if (sqlite3_prepare_v2(db, "SELECT 1 FROM sqlite_master WHERE name = ?",
-                           -1, &st, NULL) != SQLITE_OK)
-        return 0;
-    sqlite3_bind_text(st, 1, name, -1, SQLITE_STATIC);
-    found = sqlite3_step(st) == SQLITE_ROW;
-    sqlite3_finalize(st);
-    return found;
-}
-
-static int load_meta(sqlite3 *db, page *pg)
-{
-    sqlite3_stmt *st;
-    if (sqlite3_prepare_v2(db, "SELECT key, value FROM run ORDER BY rowid",
-                           -1, &st, NULL) != SQLITE_OK)
-        return -1;
-    int rc = 0;
-    while (!rc && sqlite3_step(st) == SQLITE_ROW) {
-        kv *e = grow(&pg->meta, &pg->nmeta, sizeof(*e));
-        if (!e || !(e->key = dup_text(sqlite3_column_text(st, 0))) ||
-            !(e->value = dup_text(sqlite3_column_text(st, 1))))
-            rc = -1;
-    }
-    sqlite3_finalize(st);
-    return rc;
-}
-
-static const char *meta(const page *pg, const char *key)
-{
-    for (size_t i = 0; i < pg->nmeta; i++)
-        if (!strcmp(pg->meta[i].key, key))
-            return pg->meta[i].value;
-    return NULL;
-}
-
-static int load_rows(sqlite3 *db, page *pg)
-{
-    sqlite3_stmt *st;
-    const char *q =
-        "SELECT location, directive, instances, work, span, parallelism,"
-        " critical_work, critical_percent, grains, grain_work"
-        " FROM profile_named WHERE scenario = 0"
-        " AND directive NOT LIKE 'line%' AND directive != 'serial'"
-        " AND (location_id = 0 OR instances > 0 OR critical_work > 0"
-        " OR grains > 0)"
-        " ORDER BY location_id = 0 DESC, critical_percent DESC, work DESC,"
-        " location";
-    if (sqlite3_prepare_v2(db, q, -1, &st, NULL) != SQLITE_OK)
-        return -1;
-    int rc = 0;
-    while (!rc && sqlite3_step(st) == SQLITE_ROW) {
-        prow *r = grow(&pg->rows, &pg->nrows, sizeof(*r));
-        if (!r || !(r->location = dup_text(sqlite3_column_text(st, 0))) ||
-            !(r->directive = dup_text(sqlite3_column_text(st, 1)))) {
-            rc = -1;
-            break;
-        }
-        r->instances = col_num(st, 2);
-        r->work = col_num(st, 3);
-        r->span = col_num(st, 4);
-        r->parallelism = col_num(st, 5);
-        r->critical_work = col_num(st, 6);
-        r->critical_percent = col_num(st, 7);
-        r->grains = col_num(st, 8);
-        r->grain_work = col_num(st, 9);
-    }
-    sqlite3_finalize(st);
-    return rc;
-}
-
-static int load_lines(sqlite3 *db, page *pg)
-{
-    sqlite3_stmt *st;
-    if (!table_exists(db, "critical_line"))
-        return 0;
-    if (sqlite3_prepare_v2(db, "SELECT location, function, samples,"
-                               " critical_work, critical_percent FROM"
-                               " critical_line WHERE critical_work > 0"
-                               " LIMIT 20",
-                           -1, &st, NULL) != SQLITE_OK)
-        return -1;
-    int rc = 0;
-    while (!rc && sqlite3_step(st) == SQLITE_ROW) {
-        lrow *r = grow(&pg->lines, &pg->nlines, sizeof(*r));
-        if (!r || !(r->location = dup_text(sqlite3_column_text(st, 0))) ||
-            !(r->function = dup_text(sqlite3_column_text(st, 1)))) {
-            rc = -1;
-            break;
-        }
-        r->samples = col_num(st, 2);
-        r->critical_work = col_num(st, 3);
-        r->critical_percent = col_num(st, 4);
-    }
-    sqlite3_finalize(st);
-    return rc;
-}
-
-static int load_serial(sqlite3 *db, page *pg)
-{
-    sqlite3_stmt *st;
-    if (!table_exists(db, "critical_serial"))
-        return 0;
-    if (sqlite3_prepare_v2(db, "SELECT from_event, to_event, fragments,"
-                               " critical_percent FROM critical_serial"
-                               " WHERE critical_work > 0 LIMIT 10",
-                           -1, &st, NULL) != SQLITE_OK)
-        return -1;
-    int rc = 0;
-    while (!rc && sqlite3_step(st) == SQLITE_ROW) {
-        srow *r = grow(&pg->serial, &pg->nserial, sizeof(*r));
-        if (!r || !(r->from = dup_text(sqlite3_column_text(st, 0))) ||
-            !(r->to = dup_text(sqlite3_column_text(st, 1)))) {
-            rc = -1;
-            break;
-        }
-        r->fragments = col_num(st, 2);
-        r->critical_percent = col_num(st, 3);
-    }
-    sqlite3_finalize(st);
-    return rc;
-}
-
-/* The factor where curve c saturates: the smallest whose parallelism
- * reaches 95% of the largest factor's (as opportunities.csv says). */
-static size_t saturation_index(const curve *c)
-{
-    double last = c->y[c->n - 1];
-    for (size_t k = 0; k < c->n; k++)
-        if (c->y[k] >= 0.95 * last)
-            return k;
-    return c->n - 1;
-}
-
-/* The what-if scenarios, one curve per name, each starting at the
- * measured point (factor 1), with the location that leads the critical
- * path where it saturates. */
-static int load_scenarios(sqlite3 *db, page *pg)
-{
-    sqlite3_stmt *st, *lead;
-    const char *q =
-        "SELECT s.id, s.name, s.factor, p.parallelism FROM scenario s"
-        " JOIN profile p ON p.scenario = s.id AND p.location_id = 0"
-        " ORDER BY s.id";
-    const char *ql =
-        "SELECT l.location, l.directive, MAX(p.critical_work) FROM profile p"
-        " JOIN location l ON l.id = p.location_id WHERE p.scenario = ?"
-        " AND l.directive NOT LIKE 'line%'"
-        " AND l.directive NOT IN ('serial', 'region')";
-    if (sqlite3_prepare_v2(db, q, -1, &st, NULL) != SQLITE_OK)
-        return -1;
-    if (sqlite3_prepare_v2(db, ql, -1, &lead, NULL) != SQLITE_OK) {
-        sqlite3_finalize(st);
-        return -1;
-    }
-    int rc = 0;
-    double measured = NAN;
-    int ids[72];
-    curve *c = NULL;
-    while (!rc && sqlite3_step(st) == SQLITE_ROW) {
-        int id = sqlite3_column_int(st, 0);
-        const char *name = (const char *)sqlite3_column_text(st, 1);
-        double par = col_num(st, 3);
-        if (id == 0) {
-            measured = par;
-            continue;
-        }
-        if (!c || strcmp(c->name, name ? name : "")) {
-            if (!(c = grow(&pg->curves, &pg->ncurves, sizeof(*c))) ||
-                !(c->name = dup_text((const unsigned char *)name))) {
-                rc = -1;
-                break;
-            }
-            c->x[0] = 1;
-            c->y[0] = measured;
-            ids[0] = 0;
-            c->n = 1;
-        }
-        if (c->n < sizeof(c->x) / sizeof(c->x[0])) {
-            c->x[c->n] = col_num(st, 2);
-            ids[c->n] = id;
-            c->y[c->n++] = par;
-        }
-        /* the group's last scenario so far: its leader, recomputed as
-         * the group grows (cheap: a few dozen scenarios) */
-        size_t k = saturation_index(c);
-        c->saturation = c->x[k];
-        sqlite3_reset(lead);
-        sqlite3_bind_int(lead, 1, ids[k]);
-        free(c->leader);
-        c->leader = NULL;
-        if (sqlite3_step(lead) == SQLITE_ROW) {
-            char buf[8400];
-            snprintf(buf, sizeof(buf), "%s (%s)",
-                     (const char *)sqlite3_column_text(lead, 0),
-                     (const char *)sqlite3_column_text(lead, 1));
-            if (!(c->leader = strdup(buf)))
-                rc = -1;
-        }
-    }
-    sqlite3_finalize(st);
-    sqlite3_finalize(lead);
-    return rc;
-}
-
-static int load_notes(sqlite3 *db, page *pg)
-{
-    sqlite3_stmt *st;
-    if (!table_exists(db, "note"))
-        return 0;
-    if (sqlite3_prepare_v2(db, "SELECT l.location, l.directive, n.text FROM"
-                               " note n LEFT JOIN location l ON l.id ="
-                               " n.location_id ORDER BY n.rowid",
-                           -1, &st, NULL) != SQLITE_OK)
-        return -1;
-    int rc = 0;
-    while (!rc && sqlite3_step(st) == SQLITE_ROW) {
-        nrow *r = grow(&pg->notes, &pg->nnotes, sizeof(*r));
-        if (!r || !(r->location = dup_text(sqlite3_column_text(st, 0))) ||
-            !(r->directive = dup_text(sqlite3_column_text(st, 1))) ||
-            !(r->text = dup_text(sqlite3_column_text(st, 2))))
-            rc = -1;
-    }
-    sqlite3_finalize(st);
-    return rc;
-}
-
-static int load_timings(sqlite3 *db, page *pg)
-{
-    sqlite3_stmt *st;
-    if (!table_exists(db, "timing"))
-        return 0;
-    if (sqlite3_prepare_v2(db, "SELECT threads, wall_seconds FROM timing"
-                               " ORDER BY threads",
-                           -1, &st, NULL) != SQLITE_OK)
-        return -1;
-    int rc = 0;
-    while (!rc && sqlite3_step(st) == SQLITE_ROW) {
-        timing *t = grow(&pg->timings, &pg->ntimings, sizeof(*t));
-        if (!t) {
-            rc = -1;
-            break;
-        }
-        t->threads = sqlite3_column_int(st, 0);
-        t->seconds = col_num(st, 1);
-    }
-    sqlite3_finalize(st);
-    return rc;
-}
-
-/* Splits a CSV line in place into at most max fields (quotes removed,
- * doubled quotes kept single).  Returns the count. */
-static int csv_fields(char *line, char **f, int max)
-{
-    int n = 0;
-    char *p = line;
-    while (n < max) {
-        char *w = p;
-        f[n++] = p;
-        if (*p == '"') {
-            char *r = p + 1;
-            for (; *r; r++) {
-                if (*r == '"' && r[1] == '"')
-                    *w++ = *r++;
-                else if (*r == '"')
-                    break;
-                else
-                    *w++ = *r;
-            }
-            p = *r ? r + 1 : r;
-        } else {
-            while (*p && *p != ',' && *p != '\n')
-                *w++ = *p++;
-        }
-        char end = *p;
-        *w = 0;
-        if (end != ',')
-            break;
-        p++;
-    }
-    return n;
-}
-
-/* opportunities.csv of the run, when it was asked for: one curve per
- * candidate, with the saturation and next bottleneck the file gives. */
-static int load_opportunities(const char *dir, page *pg)
-{
-    char path[PATH_MAX + 32], line[16384];
-    snprintf(path, sizeof(path), "%s/opportunities.csv", dir);
-    FILE *f = fopen(path, "r");
-    if (!f)
-        return 0;
-    double fac[64];
-    int nf = 0, rc = 0;
-    char *v[80];
-    if (fgets(line, sizeof(line), f)) {
-        int n = csv_fields(line, v, 80);
-        for (int i = 5; i < n && nf < 64; i++)
-            if (!strncmp(v[i], "parallelism_x", 13))
-                fac[nf++] = strtod(v[i] + 13, NULL); /* "inf" too */
-    }
-    while (!rc && nf && fgets(line, sizeof(line), f)) {
-        int n = csv_fields(line, v, 80);
-        if (n < 5 + nf + 3)
-            continue;
-        curve *c = grow(&pg->curves, &pg->ncurves, sizeof(*c));
-        char lead[8400];
-        snprintf(lead, sizeof(lead), "%s (%s)", v[6 + nf], v[7 + nf]);
-        if (!c || !(c->name = strdup(v[1])) ||
-            !(c->directive = strdup(v[2])) || !(c->leader = strdup(lead))) {
-            rc = -1;
-            break;
-        }
-        c->x[0] = 1;
-        c->y[0] = strtod(v[4], NULL);
-        c->n = 1;
-        for (int k = 0; k < nf; k++) {
-            c->x[c->n] = fac[k];
-            c->y[c->n++] = strtod(v[5 + k], NULL);
-        }
-        c->saturation = strtod(v[5 + nf], NULL);
-    }
-    fclose(f);
-    return rc;
-}
-
-static void page_free(page *pg)
-{
-    for (size_t i = 0; i < pg->nmeta; i++) {
-        free(pg->meta[i].key);
-        free(pg->meta[i].value);
-    }
-    for (size_t i = 0; i < pg->nrows; i++) {
-        free(pg->rows[i].location);
-        free(pg->rows[i].directive);
-    }
-    for (size_t i = 0; i < pg->nlines; i++) {
-        free(pg->lines[i].location);
-        free(pg->lines[i].function);
-    }
-    for (size_t i = 0; i < pg->nserial; i++) {
-        free(pg->serial[i].from);
-        free(pg->serial[i].to);
-    }
-    for (size_t i = 0; i < pg->ncurves; i++) {
-        free(pg->curves[i].name);
-        free(pg->curves[i].directive);
-        free(pg->curves[i].leader);
-    }
-    for (size_t i = 0; i < pg->nnotes; i++) {
-        free(pg->notes[i].location);
-        free(pg->notes[i].directive);
-        free(pg->notes[i].text);
-    }
-    free(pg->meta);
-    free(pg->rows);
-    free(pg->lines);
-    free(pg->serial);
-    free(pg->curves);
-    free(pg->notes);
-    free(pg->timings);
-}
 
 /* ---- Writing ---- */
 
@@ -563,9 +119,9 @@ static const char style[] =
     "svg text{font:11px system-ui,sans-serif}"
     "button{margin:4px 8px 4px 0}";
 
-static void head(FILE *f, const page *pg)
+static void head(FILE *f, const profdb *pg)
 {
-    const char *cmd = meta(pg, "command");
+    const char *cmd = profdb_meta(pg, "command");
     fputs("<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">"
           "<meta name=\"viewport\" content=\"width=device-width\">"
           "<title>whatif: ",
@@ -584,30 +140,30 @@ static void dd(FILE *f, const char *id, const char *label, const char *value)
     fputs("</dd>", f);
 }
 
-static void summary(FILE *f, const page *pg)
+static void summary(FILE *f, const profdb *pg)
 {
-    const prow *p = &pg->rows[0];
+    const profdb_row *p = &pg->rows[0];
     char w[64], s[64], par[64];
     fmt_int(w, sizeof(w), p->work);
     fmt_int(s, sizeof(s), p->span);
     fmt_ratio(par, sizeof(par), p->parallelism);
-    const char *unit = meta(pg, "metric_unit");
+    const char *unit = profdb_meta(pg, "metric_unit");
     fputs("<h1>whatif profile</h1>\n<section id=\"summary\">"
           "<p class=\"big\">parallelism <span id=\"program-parallelism\">",
           f);
     esc(f, par);
     fputs("</span></p><dl class=\"sum\">", f);
-    dd(f, "command", "command", meta(pg, "command"));
+    dd(f, "command", "command", profdb_meta(pg, "command"));
     dd(f, "program-work", "work", w);
     dd(f, "program-span", "span (critical path)", s);
-    dd(f, "metric", "metric", meta(pg, "metric"));
+    dd(f, "metric", "metric", profdb_meta(pg, "metric"));
     dd(f, NULL, "unit", unit);
-    dd(f, NULL, "how it was measured", meta(pg, "metric_reason"));
-    dd(f, "threads", "threads", meta(pg, "threads"));
-    dd(f, NULL, "mode", meta(pg, "mode"));
-    dd(f, NULL, "date", meta(pg, "date"));
-    dd(f, NULL, "runtime", meta(pg, "runtime"));
-    const char *complete = meta(pg, "complete");
+    dd(f, NULL, "how it was measured", profdb_meta(pg, "metric_reason"));
+    dd(f, "threads", "threads", profdb_meta(pg, "threads"));
+    dd(f, NULL, "mode", profdb_meta(pg, "mode"));
+    dd(f, NULL, "date", profdb_meta(pg, "date"));
+    dd(f, NULL, "runtime", profdb_meta(pg, "runtime"));
+    const char *complete = profdb_meta(pg, "complete");
     if (complete && strcmp(complete, "yes"))
         dd(f, "incomplete", "complete", complete);
     fputs("</dl><p class=\"muted\">Work is the total of every serial "
@@ -633,17 +189,17 @@ static void bar(FILE *f, double pct)
 
 /* The critical path as one stacked bar of its leading locations, then
  * its sampled lines and the program's serial fragments. */
-static void composition(FILE *f, const page *pg)
+static void composition(FILE *f, const profdb *pg)
 {
     fputs("<h2>What the critical path is made of</h2>\n"
           "<section id=\"composition\">",
           f);
     /* locations' own critical work sums to the span, regions overlap it */
-    const prow *part[COMPOSITION_PARTS];
+    const profdb_row *part[COMPOSITION_PARTS];
     size_t np = 0;
     double rest = 100;
     for (size_t i = 0; i < pg->nrows && np < COMPOSITION_PARTS; i++) {
-        const prow *r = &pg->rows[i];
+        const profdb_row *r = &pg->rows[i];
         if (!strcmp(r->directive, "region") || !(r->critical_percent > 0))
             continue;
         part[np++] = r;
@@ -689,7 +245,7 @@ static void composition(FILE *f, const page *pg)
               "<th>share of the critical path</th></tr>",
               f);
         for (size_t i = 0; i < pg->nlines; i++) {
-            const lrow *l = &pg->lines[i];
+            const profdb_line *l = &pg->lines[i];
             fputs("<tr><td class=\"t\">", f);
             esc(f, l->location);
             fputs("</td><td class=\"t\">", f);
@@ -707,7 +263,7 @@ static void composition(FILE *f, const page *pg)
               "<th>share of the critical path</th></tr>",
               f);
         for (size_t i = 0; i < pg->nserial; i++) {
-            const srow *s = &pg->serial[i];
+            const profdb_serial *s = &pg->serial[i];
             fputs("<tr><td class=\"t\">", f);
             esc(f, s->from);
             fputs("</td><td class=\"t\">", f);
@@ -809,7 +365,7 @@ static double factor_x(double v, double maxfin)
     return isinf(v) ? maxfin * 4 : v;
 }
 
-static void whatif_curves(FILE *f, const page *pg)
+static void whatif_curves(FILE *f, const profdb *pg)
 {
     fputs("<h2>What-if: program parallelism if code were faster</h2>\n"
           "<section id=\"whatif\">",
@@ -850,7 +406,7 @@ static void whatif_curves(FILE *f, const page *pg)
     if (has_inf)
         tick_x(f, &x, maxfin * 4, "&#8734;");
     for (size_t i = 0; i < pg->ncurves; i++) {
-        const curve *c = &pg->curves[i];
+        const profdb_curve *c = &pg->curves[i];
         const char *col = palette[i % NCOLORS];
         fprintf(f, "<polyline fill=\"none\" stroke=\"%s\" "
                    "stroke-width=\"2\"%s points=\"",
@@ -886,7 +442,7 @@ static void whatif_curves(FILE *f, const page *pg)
           "critical path is led by</th></tr>",
           f);
     for (size_t i = 0; i < pg->ncurves; i++) {
-        const curve *c = &pg->curves[i];
+        const profdb_curve *c = &pg->curves[i];
         char fac[32], now[32], last[32];
         fmt_factor(fac, sizeof(fac), c->saturation);
         fmt_ratio(now, sizeof(now), c->y[0]);
@@ -924,9 +480,9 @@ static double upper_bound(double W, double S, double P)
 }
 
 /* The bounds with the measured speedups of timed runs. */
-static void speedup(FILE *f, const page *pg)
+static void speedup(FILE *f, const profdb *pg)
 {
-    const prow *p = &pg->rows[0];
+    const profdb_row *p = &pg->rows[0];
     double W = p->work, S = p->span;
     fputs("<h2>Speedup prediction</h2>\n<section id=\"speedup\">", f);
     if (!(W > 0) || !(S > 0)) {
@@ -983,7 +539,7 @@ static void speedup(FILE *f, const page *pg)
     fputs("\"><title>lower bound W / ((W - S)/P + S)</title></polyline>",
           f);
     for (size_t i = 0; i < pg->ntimings && isfinite(t1); i++) {
-        const timing *t = &pg->timings[i];
+        const profdb_timing *t = &pg->timings[i];
         double s = t1 / t->seconds;
         if (!(s > 0) || t->threads > MAX_P)
             continue;
@@ -1047,7 +603,7 @@ static const char *const columns[] = {
     "critical_work", "critical_percent", "grains", "mean_grain_work",
 };
 
-static void table_row(FILE *f, const prow *r)
+static void table_row(FILE *f, const profdb_row *r)
 {
     char a[64], b[64], c[64], d[64], e[64], g[64], h[64];
     fmt_int(a, sizeof(a), r->instances);
@@ -1109,7 +665,7 @@ static const char script[] =
     "(performance.now()-t0).toFixed(1));\n"
     "})();\n";
 
-static void profile_table(FILE *f, const page *pg)
+static void profile_table(FILE *f, const profdb *pg)
 {
     fputs("<h2>Profile</h2>\n<section id=\"profile\"><p>Rows: <span "
           "id=\"row-count\">",
@@ -1131,10 +687,10 @@ static void profile_table(FILE *f, const page *pg)
                "share of the program's critical path (the column sums to "
                "100; what-if regions overlap it). Units: %s.</p>",
             pg->nrows > first ? "" : " style=\"display:none\"", pg->nrows,
-            meta(pg, "metric_unit") ? meta(pg, "metric_unit") : "-");
+            profdb_meta(pg, "metric_unit") ? profdb_meta(pg, "metric_unit") : "-");
     fputs("<script>window.WHATIF_ROWS=[", f);
     for (size_t i = 0; i < pg->nrows; i++) {
-        const prow *r = &pg->rows[i];
+        const profdb_row *r = &pg->rows[i];
         fputs(i ? ",\n[" : "[", f);
         js_str(f, r->location);
         fputc(',', f);
@@ -1153,7 +709,7 @@ static void profile_table(FILE *f, const page *pg)
             TABLE_FIRST, script);
 }
 
-static void notes(FILE *f, const page *pg)
+static void notes(FILE *f, const profdb *pg)
 {
     if (!pg->nnotes)
         return;
@@ -1197,10 +753,10 @@ static int split_where(const char *where, char *file, size_t len, long *line)
 
 /* Opens file as the run named it: absolute, or relative to the directory
  * the program ran in (run.json's cwd), or to the current one. */
-static FILE *open_source(const page *pg, const char *file)
+static FILE *open_source(const profdb *pg, const char *file)
 {
     FILE *s = NULL;
-    const char *cwd = meta(pg, "cwd");
+    const char *cwd = profdb_meta(pg, "cwd");
     if (file[0] != '/' && cwd) {
         char path[PATH_MAX * 2];
         snprintf(path, sizeof(path), "%s/%s", cwd, file);
@@ -1209,7 +765,7 @@ static FILE *open_source(const page *pg, const char *file)
     return s ? s : fopen(file, "r");
 }
 
-static int snippet(FILE *f, const page *pg, const char *where,
+static int snippet(FILE *f, const profdb *pg, const char *where,
                    const char *what)
 {
     char file[PATH_MAX], text[1024];
@@ -1249,7 +805,7 @@ static int snippet(FILE *f, const page *pg, const char *where,
 
 /* The source around the leading rows and lines, as far as the files can
  * be read here; no section when none can. */
-static void sources(FILE *out, const page *pg)
+static void sources(FILE *out, const profdb *pg)
 {
     int shown = 0;
     char *buf = NULL;
@@ -1258,7 +814,7 @@ static void sources(FILE *out, const page *pg)
     if (!f)
         return;
     for (size_t i = 1; i < pg->nrows && shown < SNIPPETS / 2; i++) {
-        const prow *r = &pg->rows[i];
+        const profdb_row *r = &pg->rows[i];
         if (!(r->critical_percent > 0))
             break;
         char what[128];
@@ -1280,70 +836,22 @@ static void sources(FILE *out, const page *pg)
     free(buf);
 }
 
-/* ---- The page ---- */
-
-static int load(const char *dir, page *pg, char *err, size_t errlen)
-{
-    char path[PATH_MAX + 32];
-    snprintf(path, sizeof(path), "%s/profile.db", dir);
-    if (access(path, R_OK)) {
-        snprintf(err, errlen, "%s: %s (a run's directory holds it after "
-                              "whatif run or whatif analyze)",
-                 path, strerror(errno));
-        return -1;
-    }
-    sqlite3 *db = NULL;
-    if (sqlite3_open_v2(path, &db, SQLITE_OPEN_READONLY, NULL) != SQLITE_OK) {
-        snprintf(err, errlen, "%s: %s", path,
-                 db ? sqlite3_errmsg(db) : "cannot open");
-        sqlite3_close(db);
-        return -1;
-    }
-    sqlite3_busy_timeout(db, 2000);
-    int version = 0;
-    sqlite3_stmt *st;
-    if (sqlite3_prepare_v2(db, "PRAGMA user_version", -1, &st, NULL) ==
-        SQLITE_OK) {
-        if (sqlite3_step(st) == SQLITE_ROW)
-            version = sqlite3_column_int(st, 0);
-        sqlite3_finalize(st);
-    }
-    int rc = 0;
-    if (version < 2) {
-        snprintf(err, errlen, "%s: not a profile database (schema %d): "
-                              "analyze the run again with whatif analyze",
-                 path, version);
-        rc = -1;
-    } else if (load_meta(db, pg) || load_rows(db, pg) || load_lines(db, pg) ||
-               load_serial(db, pg) || load_scenarios(db, pg) ||
-               load_notes(db, pg) || load_timings(db, pg) ||
-               load_opportunities(dir, pg)) {
-        snprintf(err, errlen, "%s: %s", path, sqlite3_errmsg(db));
-        rc = -1;
-    } else if (!pg->nrows || strcmp(pg->rows[0].directive, "program")) {
-        snprintf(err, errlen, "%s: holds no profile", path);
-        rc = -1;
-    }
-    sqlite3_close(db);
-    return rc;
-}
-
 int html_report(const char *dir, const char *out, char *err, size_t errlen)
 {
-    page pg;
+    profdb pg;
     memset(&pg, 0, sizeof(pg));
     char path[PATH_MAX + 32], tmp[PATH_MAX + 64];
     if (!out) {
         snprintf(path, sizeof(path), "%s/report.html", dir);
         out = path;
     }
-    if (load(dir, &pg, err, errlen)) {
-        page_free(&pg);
+    if (profdb_load(dir, &pg, err, errlen)) {
+        profdb_free(&pg);
         return -1;
     }
     FILE *f = report_open_tmp(out, tmp, sizeof(tmp), err, errlen);
     if (!f) {
-        page_free(&pg);
+        profdb_free(&pg);
         return -1;
     }
     head(f, &pg);
@@ -1355,10 +863,10 @@ int html_report(const char *dir, const char *out, char *err, size_t errlen)
     notes(f, &pg);
     sources(f, &pg);
     fputs("<p class=\"muted\">Written by whatif ", f);
-    esc(f, meta(&pg, "tool_version"));
+    esc(f, profdb_meta(&pg, "tool_version"));
     fputs(" from the run's profile.db.</p></body></html>\n", f);
     int rc = report_close_tmp(f, tmp, out, !ferror(f), err, errlen);
-    page_free(&pg);
+    profdb_free(&pg);
     return rc;
 }
 

@@ -8,20 +8,23 @@ static void usage(FILE *f)
 {
     fputs("usage: whatif COMMAND [ARGS]\n"
           "\n"
+          "A parallelism profiler with what-if analyses for OpenMP programs.\n"
+          "\n"
           "commands:\n"
-          "  run [-o DIR] [--metric M] [--no-analyze] -- PROGRAM [ARGS...]\n"
-          "                 profile PROGRAM (built with -fopenmp -g) and\n"
-          "                 write DIR/profile.csv, run.json, profile.db\n"
-          "                 (DIR defaults to whatif-out)\n"
-          "  analyze [-o OUTDIR] [-q] [--partial] TRACE_DIR\n"
-          "                 compute the parallelism profile of an offline\n"
-          "                 trace: OUTDIR/profile.csv, run.json, profile.db\n"
+          "  run [OPTIONS] -- PROGRAM [ARGS...]\n"
+          "                 profile PROGRAM (built with -fopenmp -g) into\n"
+          "                 DIR (default whatif-out): profile.csv, run.json,\n"
+          "                 profile.db, report.html, ...\n"
+          "  analyze [OPTIONS] DIR\n"
+          "                 the profile of an offline trace again, with any\n"
+          "                 what-if scenarios (--speedup, --opportunities)\n"
           "  report [-o FILE] DIR\n"
-          "                 write DIR/report.html: the profile as one\n"
-          "                 self-contained web page\n"
+          "                 the profile as one self-contained web page\n"
           "  dump TRACE_DIR print a trace's records as text\n"
           "  version        print the version\n"
-          "  help           print this text\n",
+          "  help           print this text\n"
+          "\n"
+          "whatif COMMAND --help tells more of each.\n",
           f);
 }
 

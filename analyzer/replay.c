@@ -14,6 +14,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
 
 /* Node ids are unique 64-bit counters: a cheap mix hashes them well. */
 #define HASH_FUNCTION(keyptr, keylen, hashv)                                \
@@ -441,6 +444,60 @@ static long step(replay *rp, stream *s, replay_stats *st, char *err,
     return applied;
 }
 
+/* ---- Progress on a terminal ---- */
+
+typedef struct progress {
+    const char *label;  /* NULL: silent */
+    double start;
+    uint64_t total;     /* bytes of every stream */
+    unsigned ticks;
+    int shown;
+} progress;
+
+static double mono_seconds(void)
+{
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return (double)t.tv_sec + (double)t.tv_nsec * 1e-9;
+}
+
+static void progress_start(progress *pr, const char *label,
+                           const char *const *paths, size_t npaths)
+{
+    memset(pr, 0, sizeof(*pr));
+    if (!label || !isatty(STDERR_FILENO))
+        return;
+    pr->label = label;
+    pr->start = mono_seconds();
+    for (size_t i = 0; i < npaths; i++) {
+        struct stat sb;
+        if (!stat(paths[i], &sb))
+            pr->total += (uint64_t)sb.st_size;
+    }
+}
+
+/* Every few hundred steps: once past a second, the share read so far. */
+static void progress_step(progress *pr, const stream *ss, size_t npaths)
+{
+    if (!pr->label || ++pr->ticks % 256 || !pr->total)
+        return;
+    if (!pr->shown && mono_seconds() - pr->start < 1.0)
+        return;
+    uint64_t at = 0;
+    for (size_t i = 0; i < npaths; i++)
+        at += trace_reader_offset(ss[i].rd);
+    fprintf(stderr, "\rwhatif: %s %3.0f%%", pr->label,
+            100.0 * (double)(at < pr->total ? at : pr->total) /
+                (double)pr->total);
+    pr->shown = 1;
+}
+
+static void progress_end(progress *pr)
+{
+    if (pr->shown)
+        fprintf(stderr, "\r%*s\r", (int)strlen(pr->label) + 16, "");
+}
+
 int replay_files(const char *const *paths, size_t npaths, size_t nscen,
                  const ospg_scenario *scen, loctab *lt,
                  const replay_hooks *hooks, ospg_profile *out,
@@ -477,8 +534,11 @@ int replay_files(const char *const *paths, size_t npaths, size_t nscen,
             trace_reader_skim(ss[i].rd, 1);
     }
     st.streams = npaths;
+    progress pr;
+    progress_start(&pr, hooks ? hooks->progress : NULL, paths, npaths);
 
     for (;;) {
+        progress_step(&pr, ss, npaths);
         long progress = 0;
         size_t open = 0;
         for (size_t i = 0; i < npaths; i++) {
@@ -508,6 +568,7 @@ int replay_files(const char *const *paths, size_t npaths, size_t nscen,
             }
         }
     }
+    progress_end(&pr);
     for (size_t i = 0; i < npaths; i++)
         st.bytes += trace_reader_offset(ss[i].rd);
     if (hooks && hooks->scan_only) {

@@ -36,6 +36,9 @@ typedef struct replay_hooks {
      * end of the program do not fail the replay; the profile is of what
      * was recorded (ospg_finish_partial). */
     int allow_partial;
+    /* A pass longer than a second says how far it is on stderr, when that
+     * is a terminal: "whatif: <progress> NN%" (NULL: never). */
+    const char *progress;
 } replay_hooks;
 
 typedef struct replay_stats {

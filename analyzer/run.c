@@ -40,15 +40,44 @@
 
 static void usage(FILE *f)
 {
-    fprintf(f, "usage: whatif run [-o DIR] [--mode online|offline|both] "
-               "[--metric M] [--factors LIST] [--children ignore|profile] "
-               "[--sample-rate HZ | --no-sample] [--opportunities] "
-               "[--repeat N] [--context N] [--threads LIST] [--no-report] "
-               "[--no-analyze] [-q] -- PROGRAM [ARGS...]\n"
-               "  metrics: %s\n  factors: what-if speed-ups, default %s\n"
-               "  sample rate: samples per second of a thread's CPU time, "
-               "default 1000\n",
-               counter_names(), SCEN_DEFAULT_FACTORS);
+    fprintf(f,
+        "usage: whatif run [OPTIONS] -- PROGRAM [ARGS...]\n"
+        "\n"
+        "Runs PROGRAM (built with -fopenmp -g) under the profiler and writes\n"
+        "its parallelism profile: DIR/profile.csv, run.json, profile.db,\n"
+        "critical_lines.csv, serial_fragments.csv, whatif.csv (with what-if\n"
+        "regions) and report.html; a summary goes to stderr.  Exits with the\n"
+        "program's status when it failed, else 0 with a profile, 1 without.\n"
+        "\n"
+        "  -o DIR             output directory (default whatif-out)\n"
+        "  --mode MODE        online (default: computed as the program runs),\n"
+        "                     offline (a trace in DIR/trace, analyzed after),\n"
+        "                     both (DIR/online/ and DIR/, identical)\n"
+        "  --metric M         what work is: %s;\n"
+        "                     default instructions where the PMU is\n"
+        "                     reachable, else cputime\n"
+        "  --factors LIST     what-if speed-ups (default %s)\n"
+        "  --opportunities    offline: also rank what speeding up each\n"
+        "                     leading location would buy (opportunities.csv)\n"
+        "  --sample-rate HZ   samples per second of each thread's CPU time for\n"
+        "                     critical_lines.csv (default 1000)\n"
+        "  --no-sample        no sampling\n"
+        "  --context N        name constructs by their call path too, N call\n"
+        "                     sites (1-16; default 0: file:line only)\n"
+        "  --repeat N         N runs: the one of median span is the profile,\n"
+        "                     every row's median and range in repeat.csv\n"
+        "  --threads LIST     first time the program unprofiled at each\n"
+        "                     thread count (1 added) for the report's measured\n"
+        "                     speedups (timings.csv); profile at the largest\n"
+        "  --children WHAT    ignore (default) or profile child processes\n"
+        "                     (each exec'ed child into DIR/child-PID/)\n"
+        "  --no-report        do not write report.html\n"
+        "  --no-analyze       offline: keep the trace, analyze it later\n"
+        "  -q, --quiet        no summary\n"
+        "  -h, --help         this text\n"
+        "\n"
+        "Docs: README.md, docs/output.md (every file and column).\n",
+        counter_names(), SCEN_DEFAULT_FACTORS);
 }
 
 /* ---- The output directory ---- */
@@ -722,12 +751,14 @@ int cmd_run(int argc, char **argv)
         }
         case 'q': quiet = 1; break;
         case 'h': usage(stdout); return 0;
-        default: usage(stderr); return 2;
+        default:
+            fputs("whatif run: see whatif run --help\n", stderr);
+            return 2;
         }
     }
     if (optind >= argc) {
-        fprintf(stderr, "whatif run: no program given\n");
-        usage(stderr);
+        fprintf(stderr, "whatif run: no program given: whatif run [OPTIONS] "
+                        "-- PROGRAM [ARGS...] (see whatif run --help)\n");
         return 2;
     }
     const char *prog = argv[optind];
