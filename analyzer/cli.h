@@ -10,6 +10,7 @@ int cmd_analyze(int argc, char **argv);
 int cmd_run(int argc, char **argv);
 int cmd_dump(int argc, char **argv);
 int cmd_report(int argc, char **argv);
+int cmd_diff(int argc, char **argv);
 
 typedef struct analyze_opts {
     const char *factors;  /* "2,4,inf"; NULL: the run's or the default */

@@ -25,7 +25,7 @@
 
 /* ---- Writing ---- */
 
-static void esc(FILE *f, const char *s)
+void html_escape(FILE *f, const char *s)
 {
     for (; s && *s; s++) {
         switch (*s) {
@@ -119,15 +119,20 @@ static const char style[] =
     "svg text{font:11px system-ui,sans-serif}"
     "button{margin:4px 8px 4px 0}";
 
-static void head(FILE *f, const profdb *pg)
+void html_begin(FILE *f, const char *title)
 {
-    const char *cmd = profdb_meta(pg, "command");
     fputs("<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">"
           "<meta name=\"viewport\" content=\"width=device-width\">"
           "<title>whatif: ",
           f);
-    esc(f, cmd ? cmd : "profile");
+    html_escape(f, title);
     fprintf(f, "</title><style>%s</style></head><body>\n", style);
+}
+
+static void head(FILE *f, const profdb *pg)
+{
+    const char *cmd = profdb_meta(pg, "command");
+    html_begin(f, cmd ? cmd : "profile");
 }
 
 static void dd(FILE *f, const char *id, const char *label, const char *value)
@@ -136,7 +141,7 @@ static void dd(FILE *f, const char *id, const char *label, const char *value)
     if (id)
         fprintf(f, " id=\"%s\"", id);
     fputs(">", f);
-    esc(f, value ? value : "-");
+    html_escape(f, value ? value : "-");
     fputs("</dd>", f);
 }
 
@@ -151,7 +156,7 @@ static void summary(FILE *f, const profdb *pg)
     fputs("<h1>whatif profile</h1>\n<section id=\"summary\">"
           "<p class=\"big\">parallelism <span id=\"program-parallelism\">",
           f);
-    esc(f, par);
+    html_escape(f, par);
     fputs("</span></p><dl class=\"sum\">", f);
     dd(f, "command", "command", profdb_meta(pg, "command"));
     dd(f, "program-work", "work", w);
@@ -214,7 +219,7 @@ static void composition(FILE *f, const profdb *pg)
         fprintf(f, "<rect x=\"%.1f\" y=\"2\" width=\"%.1f\" height=\"30\" "
                    "fill=\"%s\"><title>",
                 x, wdt, palette[i % NCOLORS]);
-        esc(f, part[i]->location);
+        html_escape(f, part[i]->location);
         fprintf(f, " (%s): %.1f%%</title></rect>", part[i]->directive,
                 part[i]->critical_percent);
         x += wdt;
@@ -232,9 +237,9 @@ static void composition(FILE *f, const profdb *pg)
                    "width=\"10\" height=\"10\" fill=\"%s\"/></svg></td>"
                    "<td class=\"t\">",
                 palette[i % NCOLORS]);
-        esc(f, part[i]->location);
+        html_escape(f, part[i]->location);
         fputs("</td><td class=\"t\">", f);
-        esc(f, part[i]->directive);
+        html_escape(f, part[i]->directive);
         fprintf(f, "</td><td>%.3f%%</td></tr>", part[i]->critical_percent);
     }
     fputs("</table>", f);
@@ -247,9 +252,9 @@ static void composition(FILE *f, const profdb *pg)
         for (size_t i = 0; i < pg->nlines; i++) {
             const profdb_line *l = &pg->lines[i];
             fputs("<tr><td class=\"t\">", f);
-            esc(f, l->location);
+            html_escape(f, l->location);
             fputs("</td><td class=\"t\">", f);
-            esc(f, l->function);
+            html_escape(f, l->function);
             fprintf(f, "</td><td>%.0f</td><td>", l->samples);
             bar(f, l->critical_percent);
             fprintf(f, "%.3f%%</td></tr>", l->critical_percent);
@@ -265,9 +270,9 @@ static void composition(FILE *f, const profdb *pg)
         for (size_t i = 0; i < pg->nserial; i++) {
             const profdb_serial *s = &pg->serial[i];
             fputs("<tr><td class=\"t\">", f);
-            esc(f, s->from);
+            html_escape(f, s->from);
             fputs("</td><td class=\"t\">", f);
-            esc(f, s->to);
+            html_escape(f, s->to);
             fprintf(f, "</td><td>%.0f</td><td>", s->fragments);
             bar(f, s->critical_percent);
             fprintf(f, "%.3f%%</td></tr>", s->critical_percent);
@@ -416,7 +421,7 @@ static void whatif_curves(FILE *f, const profdb *pg)
                 fprintf(f, "%.1f,%.1f ", px(&x, factor_x(c->x[k], maxfin)),
                         py(&y, c->y[k]));
         fputs("\"><title>", f);
-        esc(f, c->name);
+        html_escape(f, c->name);
         fputs("</title></polyline>", f);
         for (size_t k = 0; k < c->n; k++) {
             if (!isfinite(c->y[k]))
@@ -427,7 +432,7 @@ static void whatif_curves(FILE *f, const profdb *pg)
                     px(&x, factor_x(c->x[k], maxfin)), py(&y, c->y[k]),
                     sat ? 6 : 3, col,
                     sat ? " stroke=\"#000\" stroke-width=\"1.5\"" : "");
-            esc(f, c->name);
+            html_escape(f, c->name);
             char fac[32];
             fmt_factor(fac, sizeof(fac), c->x[k]);
             fprintf(f, " x%s: %.3f%s</title></circle>", fac, c->y[k],
@@ -451,11 +456,11 @@ static void whatif_curves(FILE *f, const profdb *pg)
                    "width=\"16\" height=\"4\" fill=\"%s\"/></svg></td>"
                    "<td class=\"t\">",
                 palette[i % NCOLORS]);
-        esc(f, c->name);
+        html_escape(f, c->name);
         fprintf(f, "</td><td class=\"t\">%s</td><td>%s</td><td>%s</td>"
                    "<td>x%s</td><td class=\"t\">",
                 c->directive ? "opportunity" : "scenario", now, last, fac);
-        esc(f, c->leader ? c->leader : "-");
+        html_escape(f, c->leader ? c->leader : "-");
         fputs("</td></tr>", f);
     }
     fputs("</table><p class=\"muted\">Solid: scenarios of this run "
@@ -615,9 +620,9 @@ static void table_row(FILE *f, const profdb_row *r)
     fmt_int(h, sizeof(h),
             r->grains > 0 ? floor(r->grain_work / r->grains + 0.5) : 0);
     fputs("<tr><td class=\"t\">", f);
-    esc(f, r->location);
+    html_escape(f, r->location);
     fputs("</td><td class=\"d\">", f);
-    esc(f, r->directive);
+    html_escape(f, r->directive);
     fprintf(f, "</td><td>%s</td><td>%s</td><td>%s</td><td>%s</td><td>%s"
                "</td><td>",
             a, b, c, d, e);
@@ -718,11 +723,11 @@ static void notes(FILE *f, const profdb *pg)
           f);
     for (size_t i = 0; i < pg->nnotes; i++) {
         fputs("<li class=\"note\"><b>", f);
-        esc(f, pg->notes[i].location);
+        html_escape(f, pg->notes[i].location);
         fputs("</b> (", f);
-        esc(f, pg->notes[i].directive);
+        html_escape(f, pg->notes[i].directive);
         fputs("): ", f);
-        esc(f, pg->notes[i].text);
+        html_escape(f, pg->notes[i].text);
         fputs("</li>", f);
     }
     fputs("</ul></section>\n", f);
@@ -776,9 +781,9 @@ static int snippet(FILE *f, const profdb *pg, const char *where,
     if (!s)
         return 0;
     fputs("<h3>", f);
-    esc(f, where);
+    html_escape(f, where);
     fputs(" <span class=\"muted\">", f);
-    esc(f, what);
+    html_escape(f, what);
     fputs("</span></h3><pre>", f);
     long at = 1;
     int cont = 0;
@@ -790,7 +795,7 @@ static int snippet(FILE *f, const profdb *pg, const char *where,
         if (at >= line - SNIPPET_CONTEXT) {
             if (!cont)
                 fprintf(f, at == line ? "<b>%5ld  " : "%5ld  ", at);
-            esc(f, text);
+            html_escape(f, text);
             if (whole)
                 fputs(at == line ? "</b>\n" : "\n", f);
         }
@@ -863,7 +868,7 @@ int html_report(const char *dir, const char *out, char *err, size_t errlen)
     notes(f, &pg);
     sources(f, &pg);
     fputs("<p class=\"muted\">Written by whatif ", f);
-    esc(f, profdb_meta(&pg, "tool_version"));
+    html_escape(f, profdb_meta(&pg, "tool_version"));
     fputs(" from the run's profile.db.</p></body></html>\n", f);
     int rc = report_close_tmp(f, tmp, out, !ferror(f), err, errlen);
     profdb_free(&pg);

@@ -11,9 +11,15 @@
 #define WHATIF_HTML_H
 
 #include <stddef.h>
+#include <stdio.h>
 
 /* Writes the report of run directory dir to out (dir/report.html when
  * NULL).  Returns 0, or -1 with one line in err. */
 int html_report(const char *dir, const char *out, char *err, size_t errlen);
+
+/* For other pages (the diff): the document's start up to <body>, with
+ * the report's style, and text with &, <, > and " escaped. */
+void html_begin(FILE *f, const char *title);
+void html_escape(FILE *f, const char *s);
 
 #endif

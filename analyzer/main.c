@@ -20,6 +20,8 @@ static void usage(FILE *f)
           "                 what-if scenarios (--speedup, --opportunities)\n"
           "  report [-o FILE] DIR\n"
           "                 the profile as one self-contained web page\n"
+          "  diff A B       two runs side by side (before and after a\n"
+          "                 change), with the what-if prediction checked\n"
           "  dump TRACE_DIR print a trace's records as text\n"
           "  version        print the version\n"
           "  help           print this text\n"
@@ -39,6 +41,8 @@ int main(int argc, char **argv)
         return cmd_analyze(argc - 1, argv + 1);
     if (!strcmp(cmd, "run"))
         return cmd_run(argc - 1, argv + 1);
+    if (!strcmp(cmd, "diff"))
+        return cmd_diff(argc - 1, argv + 1);
     if (!strcmp(cmd, "report"))
         return cmd_report(argc - 1, argv + 1);
     if (!strcmp(cmd, "dump"))
