@@ -628,6 +628,12 @@ static int profile_repeated(const run_cfg *c, const char *dir, int n)
             fprintf(stderr, "whatif: run %d of %d\n", k, n);
         int have = 0;
         int status = profile_once(c, sub, &have);
+        if (status && have) {
+            fprintf(stderr, "whatif run: run %d of %d: the program failed "
+                            "(exit status %d): the runs stop there (its "
+                            "profile is in %s)\n", k, n, status, sub);
+            return status;
+        }
         if (status || !have) {
             fprintf(stderr, "whatif run: run %d of %d gave no profile: the "
                             "runs stop there\n", k, n);
@@ -713,10 +719,22 @@ int cmd_run(int argc, char **argv)
                                 "none)\n", optarg);
                 return 2;
             }
+            if (sample_hz) {
+                fprintf(stderr, "whatif run: --no-sample and --sample-rate "
+                                "contradict each other: give one\n");
+                return 2;
+            }
             sample_hz = optarg;
             break;
         }
-        case 'N': sample_hz = "0"; break;
+        case 'N':
+            if (sample_hz) {
+                fprintf(stderr, "whatif run: --no-sample and --sample-rate "
+                                "contradict each other: give one\n");
+                return 2;
+            }
+            sample_hz = "0";
+            break;
         case 'P': report = 0; break;
         case 'T': {
             char err[256];

@@ -316,12 +316,53 @@ static Dwarf_Line *line_of(Dwarf_Die *cudie, Dwarf_Addr a)
     return NULL;
 }
 
-static const char *shorten(const char *file, const char *cwd)
+/* file with "." and empty components dropped and "dir/.." folded (as
+ * the compiler may join a directory and a relative include), into buf. */
+static void normalize(const char *file, char *buf, size_t len)
 {
+    size_t o = 0;
+    int abs = file[0] == '/';
+    if (abs && len > 1)
+        buf[o++] = '/';
+    for (const char *p = file; *p;) {
+        while (*p == '/')
+            p++;
+        const char *e = strchr(p, '/');
+        size_t n = e ? (size_t)(e - p) : strlen(p);
+        if (!n)
+            break;
+        if (n == 1 && p[0] == '.') {
+            /* dropped */
+        } else if (n == 2 && p[0] == '.' && p[1] == '.' && o > (size_t)abs &&
+                   !(o >= (size_t)abs + 2 && !strncmp(buf + o - 2, "..", 2) &&
+                     (o == (size_t)abs + 2 || buf[o - 3] == '/'))) {
+            while (o > (size_t)abs && buf[o - 1] != '/')
+                o--;
+            if (o > (size_t)abs)
+                o--; /* the slash before it */
+        } else if (o + n + 2 < len) {
+            if (o > (size_t)abs)
+                buf[o++] = '/';
+            memcpy(buf + o, p, n);
+            o += n;
+        }
+        p += n;
+    }
+    if (!o && len > 1)
+        buf[o++] = '.';
+    buf[o < len ? o : len - 1] = 0;
+}
+
+/* file as it is named in locations: normalized, relative to cwd when it
+ * lies under it. */
+static const char *shorten(const char *file, const char *cwd, char *buf,
+                           size_t len)
+{
+    normalize(file, buf, len);
     size_t n = strlen(cwd);
-    if (n && !strncmp(file, cwd, n) && file[n] == '/')
-        return file + n + 1;
-    return file;
+    if (n && !strncmp(buf, cwd, n) && buf[n] == '/')
+        return buf + n + 1;
+    return buf;
 }
 
 int sym_lookup(sym_table *t, const char *path, uint64_t off, char *where,
@@ -362,7 +403,9 @@ int sym_lookup(sym_table *t, const char *path, uint64_t off, char *where,
     }
     if (!file || lineno <= 0)
         return -1;
-    snprintf(where, wlen, "%s:%d", shorten(file, t->cwd), lineno);
+    char norm[PATH_MAX];
+    snprintf(where, wlen, "%s:%d",
+             shorten(file, t->cwd, norm, sizeof(norm)), lineno);
     return 0;
 }
 
@@ -379,20 +422,27 @@ int sym_inline_sites(sym_table *t, const char *path, uint64_t off,
     if (!r)
         return 0;
     Dwarf_Die cudie = r->cudie, *scopes = NULL;
+    char norm[PATH_MAX];
     int ns = dwarf_getscopes(&cudie, a - m->bias, &scopes);
     Dwarf_Files *files = NULL;
     size_t nfiles = 0;
     int n = 0;
     size_t used = 0;
+    /* dwarf_getscopes follows an inlined instance to the lexical scopes
+     * of what was inlined, not of its caller: the caller's scopes are
+     * those that contain the instance's own DIE (dwarf_getscopes_die) */
     for (int i = 0; i < ns && n < max; i++) {
         if (dwarf_tag(&scopes[i]) != DW_TAG_inlined_subroutine)
             continue;
+        Dwarf_Die inl = scopes[i];
+        free(scopes);
+        scopes = NULL;
+        ns = dwarf_getscopes_die(&inl, &scopes);
+        i = 0; /* scopes[0] is inl: the next one is its caller's */
         Dwarf_Attribute at;
         Dwarf_Word fidx = 0, line = 0;
-        if (dwarf_formudata(dwarf_attr(&scopes[i], DW_AT_call_file, &at),
-                            &fidx) ||
-            dwarf_formudata(dwarf_attr(&scopes[i], DW_AT_call_line, &at),
-                            &line) ||
+        if (dwarf_formudata(dwarf_attr(&inl, DW_AT_call_file, &at), &fidx) ||
+            dwarf_formudata(dwarf_attr(&inl, DW_AT_call_line, &at), &line) ||
             line == 0)
             continue;
         if (!files && dwarf_getsrcfiles(&cudie, &files, &nfiles))
@@ -403,7 +453,9 @@ int sym_inline_sites(sym_table *t, const char *path, uint64_t off,
         if (!file)
             continue;
         int w = snprintf(buf + used, len > used ? len - used : 0,
-                         " < %s:%u", shorten(file, t->cwd), (unsigned)line);
+                         " < %s:%u",
+                         shorten(file, t->cwd, norm, sizeof(norm)),
+                         (unsigned)line);
         if (w < 0 || used + (size_t)w >= len)
             break;
         used += (size_t)w;

@@ -500,8 +500,8 @@ static void chain_add(const void *ra, int inline_only, const char *own,
 }
 
 uint32_t stream_chain(stream_thread *st, const void *code,
-                      const void *const *frames, int nframes,
-                      uint32_t parent, const void *start)
+                      const void *ident, const void *const *frames,
+                      int nframes, uint32_t parent, const void *start)
 {
     (void)st;
     if (!ctx_depth)
@@ -525,14 +525,18 @@ uint32_t stream_chain(stream_thread *st, const void *code,
     }
     if (!syms && !syms_failed && !(syms = sym_new()))
         syms_failed = 1;
-    char buf[8192] = "", own[4352] = "", skip[4352] = "";
+    char buf[8192] = "", own[4352] = "", skip[4352] = "", at[4352] = "";
     int n = 0;
-    if (code)
-        describe(code, own, sizeof(own));
+    if (code) {
+        describe_ident(code, ident, own, sizeof(own));
+        describe(code, at, sizeof(at));
+    }
     if (start)
         describe(start, skip, sizeof(skip));
+    /* code's own line is a site when it is not the construct's: a tail
+     * call returns into the caller of the construct's function */
     if (code)
-        chain_add(code, 1, own, skip, buf, sizeof(buf), &n);
+        chain_add(code, !strcmp(own, at), own, skip, buf, sizeof(buf), &n);
     for (uint32_t i = 0; i < key.nframes; i++)
         chain_add(key.frames[i], 0, own, skip, buf, sizeof(buf), &n);
     /* the parent's sites, as many as room is left */

@@ -1083,7 +1083,8 @@ static int frame_kind(const void *ra)
 
 /* The calling context of a construct at return address code, met in task
  * c (0 when contexts are off). */
-static uint32_t context_of(tstate *ts, const tctx *c, const void *code)
+static uint32_t context_of(tstate *ts, const tctx *c, const void *code,
+                           const void *ident)
 {
     if (!stream_context())
         return 0;
@@ -1091,6 +1092,13 @@ static uint32_t context_of(tstate *ts, const tctx *c, const void *code)
     int n = backtrace(fr, CTX_WALK), i = 0;
     while (i < n && fr[i] != code)
         i++;
+    if (i == n) {
+        /* a tail call (code named by its ident_t): no frame returns to
+         * it; its function's caller is the first program frame */
+        for (i = 0; i < n && frame_kind(fr[i]) != FRAME_PROGRAM; i++)
+            ;
+        i--;
+    }
     const void *keep[STREAM_CHAIN_FRAMES];
     int nk = 0;
     for (i++; i < n && nk < STREAM_CHAIN_FRAMES; i++) {
@@ -1100,7 +1108,8 @@ static uint32_t context_of(tstate *ts, const tctx *c, const void *code)
         if (k == FRAME_PROGRAM)
             keep[nk++] = fr[i];
     }
-    return stream_chain(&ts->st, code, keep, nk, c ? c->ctx_chain : 0,
+    return stream_chain(&ts->st, code, ident, keep, nk,
+                        c ? c->ctx_chain : 0,
                         c ? c->ctx_code : NULL);
 }
 
@@ -1112,7 +1121,7 @@ static uint32_t construct_loc(tstate *ts, const tctx *c, const void *code,
     if (!stream_context())
         return stream_loc_ident(&ts->st, code, ident, kind);
     return stream_loc_ctx(&ts->st, code, ident, kind,
-                          context_of(ts, c, code));
+                          context_of(ts, c, code, ident));
 }
 
 /* ---- Node records ---- */
@@ -1883,7 +1892,7 @@ static void on_parallel_begin(ompt_data_t *enc_data, const ompt_frame_t *frame,
     if (!r)
         return;
     r->uid = atomic_fetch_add(&region_uid, 1) + 1;
-    r->chain = context_of(ts, c, code);
+    r->chain = context_of(ts, c, code, ident);
     r->code = code;
     r->loc = stream_loc_ctx(&ts->st, code, ident, DIR_PARALLEL, r->chain);
     r->team = requested;
@@ -2611,7 +2620,8 @@ static void on_task_create(ompt_data_t *enc_data, const ompt_frame_t *frame,
         t->ctx_code = c->ctx_code;
     }
     t->spawn_loc = spawn_loc;
-    t->ctx_chain = spawn_loc ? c->ctx_chain : context_of(ts, c, code);
+    t->ctx_chain = spawn_loc ? c->ctx_chain
+                             : context_of(ts, c, code, ident);
     if (!spawn_loc)
         t->ctx_code = code;
     t->base_loc = spawn_loc ? spawn_loc

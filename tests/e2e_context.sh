@@ -64,6 +64,19 @@ if ! awk -F, 'NR > 1 && split($1, s, " < ") > 3 { bad = 1 } END { exit !bad }' c
 # recursive calls), not by depth
 n=$(awk -F, -v re="$(C REC)( |\$)" '$2 == "task" && $1 ~ re' c1/profile.csv | wc -l)
 if [ "$n" -ge 1 ] && [ "$n" -le 3 ]; then ok; else ko "--context 1: $n rows of the recursive task"; fi
+# rec()'s taskwait is its last statement: at -O2 a tail call, named by its
+# ident_t; its paths are those of the build without tail calls
+clang-19 -fopenmp -g -O2 -fno-optimize-sibling-calls -I"$here/e2e" "$src" -o context_nt || exit 1
+if ! objdump -d context | grep -q "jmp.*__kmpc_omp_taskwait"; then
+  ko "the test's premise: no tail call to __kmpc_omp_taskwait at -O2"; fi
+OMP_NUM_THREADS=2 "$whatif" run -q --no-report --context 3 -o t3 -- ./context >/dev/null 2>&1
+OMP_NUM_THREADS=2 "$whatif" run -q --no-report --context 3 -o n3 -- ./context_nt >/dev/null 2>&1
+tw() { awk -F, '$2 == "taskwait" { print $1, $3 }' "$1/profile.csv" | sort; }
+if [ -n "$(tw t3)" ] && [ "$(tw t3)" = "$(tw n3)" ]; then ok; else
+  ko "tail-called taskwait: paths $(tw t3 | tr '\n' ';') against $(tw n3 | tr '\n' ';')"; fi
+# names are normalized paths: no ./, //, /../
+if ! cut -d, -f1 c2/profile.csv t3/profile.csv | grep -q '\(^\|[ /]\)\./\|//\|/\.\./'; then ok; else
+  ko "unnormalized paths: $(cut -d, -f1 c2/profile.csv | grep '\./\|//' | head -2)"; fi
 # bad depths: refused by whatif run; by the tool, the program runs unprofiled
 for bad in 17 -1 x ""; do
   "$whatif" run -o bad --context "$bad" -- ./context >/dev/null 2>bad.err

@@ -205,6 +205,14 @@ if [ $rc -eq 0 ] && [ "${runs:-}" = 3 ] && [ "${rmed:-}" = "$smed" ] && [ "${rmi
    [ "$(sqlite3 rep/profile.db "SELECT count(*) FROM repeat_stat")" = "$(($(wc -l <rep/repeat.csv) - 1))" ] &&
    grep -q "3 runs: program parallelism" rep.err; then ok; else
   ko "--repeat 3: rc $rc, spans $spans, repeat.csv program $runs $rmed [$rmin, $rmax], chosen ${chosen:-?}"; fi
+#    a program that fails: said so, its status passed on
+"$whatif" run --repeat 2 --mode offline -o repfail -- ./process abort >/dev/null 2>repfail.err
+rc=$?
+if [ $rc -eq 134 ] && grep -q "run 1 of 2: the program failed (exit status 134)" repfail.err; then ok; else
+  ko "--repeat 2 of an aborting program: rc $rc: $(grep 'whatif run' repfail.err | head -2)"; fi
+"$whatif" run --no-sample --sample-rate 100 -o bad -- ./process >/dev/null 2>bad.err
+rc=$?
+if [ $rc -eq 2 ] && grep -q "contradict" bad.err; then ok; else ko "--no-sample --sample-rate: rc $rc"; fi
 "$whatif" run --repeat 0 -o rep0 -- ./process >/dev/null 2>rep0.err
 rc=$?
 if [ $rc -eq 2 ] && grep -q "repeat 0: use 1 to 100" rep0.err; then ok; else ko "--repeat 0: rc $rc"; fi
