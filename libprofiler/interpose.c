@@ -141,6 +141,7 @@ EXPORT int32_t __kmpc_omp_task_with_deps(void *loc, int32_t gtid, void *task,
     typedef int (*name##_fn)(void);                                         \
     EXPORT int name(void)                                                   \
     {                                                                       \
+        tool_sample_mark();                                                 \
         REAL(name##_fn, name)                                               \
         int starts = tool_api_enters();                                     \
         int r = real ? real() : 0;                                          \
@@ -152,6 +153,7 @@ EXPORT int32_t __kmpc_omp_task_with_deps(void *loc, int32_t gtid, void *task,
     typedef void (*name##_fn)(int);                                         \
     EXPORT void name(int v)                                                 \
     {                                                                       \
+        tool_sample_mark();                                                 \
         REAL(name##_fn, name)                                               \
         int starts = tool_api_enters();                                     \
         if (real)                                                           \
@@ -163,6 +165,7 @@ EXPORT int32_t __kmpc_omp_task_with_deps(void *loc, int32_t gtid, void *task,
     typedef void (*name##_fn)(void *);                                      \
     EXPORT void name(void *lock)                                            \
     {                                                                       \
+        tool_sample_mark();                                                 \
         REAL(name##_fn, name)                                               \
         int starts = tool_api_enters();                                     \
         if (real)                                                           \
@@ -305,6 +308,7 @@ void tool_fork_leave(const tool_runtime_span *sp);
 void *tool_fork_enter(tool_runtime_span *sp, const void *call_site,
                       const void *microtask, const void *ident)
 {
+    tool_sample_mark();
     REAL(void *, __kmpc_fork_call)
     tool_fork_enters(sp, call_site, microtask, ident);
     return real;

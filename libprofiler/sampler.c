@@ -74,13 +74,29 @@ static void ring_copy(const unsigned char *data, uint64_t size, uint64_t off,
     memcpy((unsigned char *)dst + first, data, n - first);
 }
 
+uint64_t sampler_mark(const sampler_thread *s)
+{
+    if (!s->ring)
+        return 0;
+    const struct perf_event_mmap_page *pc = s->ring;
+    return __atomic_load_n(&pc->data_head, __ATOMIC_ACQUIRE);
+}
+
 size_t sampler_drain(sampler_thread *s, void (*fn)(void *arg, uint64_t ip),
                      void *arg)
+{
+    return sampler_drain_to(s, UINT64_MAX, fn, arg);
+}
+
+size_t sampler_drain_to(sampler_thread *s, uint64_t mark,
+                        void (*fn)(void *arg, uint64_t ip), void *arg)
 {
     if (!s->ring)
         return 0;
     struct perf_event_mmap_page *pc = s->ring;
     uint64_t head = __atomic_load_n(&pc->data_head, __ATOMIC_ACQUIRE);
+    if (mark < head)
+        head = mark;
     uint64_t tail = pc->data_tail;
     if (head == tail)
         return 0;

@@ -31,4 +31,10 @@ void sampler_close(sampler_thread *s);
 size_t sampler_drain(sampler_thread *s, void (*fn)(void *arg, uint64_t ip),
                      void *arg);
 
+/* Where the ring stands now: sampler_drain_to(mark) takes the samples
+ * written before this point only, those after stay. */
+uint64_t sampler_mark(const sampler_thread *s);
+size_t sampler_drain_to(sampler_thread *s, uint64_t mark,
+                        void (*fn)(void *arg, uint64_t ip), void *arg);
+
 #endif

@@ -1867,6 +1867,10 @@ static void start_work(tstate *ts, tctx *c, const void *code)
         counter_counts_from_thread_start(&metric) && entry > cpu_origin)
         ts->frag_start = counter_read(&metric, &ts->ct) -
                          (entry - cpu_origin);
+    /* the samples since the fragment began are the runtime's start-up
+     * (the program's own were set apart when it entered the runtime) */
+    if (same_call && ts->in_frag && ts->sm.ring)
+        sampler_drain(&ts->sm, drop_sample, NULL);
 }
 
 static void on_parallel_begin(ompt_data_t *enc_data, const ompt_frame_t *frame,
@@ -2708,6 +2712,19 @@ static const void *fork_call_site(const void *call_site, const void *microtask)
     return call_site;
 }
 
+/* Where the main thread's ring stood when it entered a wrapper that may
+ * start the runtime (tool_sample_mark); pre_mark_set: it was taken. */
+static __thread uint64_t pre_mark __attribute__((tls_model("initial-exec")));
+static __thread int pre_mark_set __attribute__((tls_model("initial-exec")));
+
+void tool_sample_mark(void)
+{
+    if (!active && main_sampler.ring && !main_pre_taken) {
+        pre_mark = sampler_mark(&main_sampler);
+        pre_mark_set = 1;
+    }
+}
+
 static void keep_pre_ip(void *arg, uint64_t ip)
 {
     (void)arg;
@@ -2724,7 +2741,9 @@ static void main_enters_runtime(uint64_t *entry)
         return;
     *entry = thread_cpu_ns();
     if (main_sampler.ring) {
-        sampler_drain(&main_sampler, keep_pre_ip, NULL);
+        sampler_drain_to(&main_sampler, pre_mark_set ? pre_mark : UINT64_MAX,
+                         keep_pre_ip, NULL);
+        sampler_drain(&main_sampler, drop_sample, NULL);
         main_pre_taken = 1;
     }
 }

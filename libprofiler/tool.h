@@ -42,6 +42,10 @@ _Static_assert(sizeof(tool_runtime_span) <= 40,
  * (1: then tool_api_returns must follow the call). */
 int tool_api_enters(void);
 void tool_api_returns(void);
+/* First thing in a wrapper that may start the runtime (before it looks
+ * up the real function): the main thread's samples up to here are its
+ * own code's, those after are the tool's and the runtime's start-up. */
+void tool_sample_mark(void);
 
 void tool_runtime_enter(tool_runtime_span *sp);
 /* Returns the runtime's time it left out of the fragments (metric units). */
