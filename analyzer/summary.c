@@ -147,6 +147,10 @@ int summary_print(const char *dir)
         fprintf(stderr, "... %d more rows\n", row - SUMMARY_ROWS - 2);
     summary_serial(dir);
     summary_lines(dir);
+    char sample_note[512];
+    summary_json_string(json, "sample_note", sample_note, sizeof(sample_note));
+    if (sample_note[0])
+        fprintf(stderr, "whatif: %s\n", sample_note);
     char complete[512];
     summary_json_string(json, "incomplete_why", complete, sizeof(complete));
     if (complete[0])

@@ -53,6 +53,15 @@ if [ -s nosample/profile.csv ] && [ ! -e nosample/critical_lines.csv ]; then ok;
 rc=$?
 if [ $rc -eq 2 ] && grep -q "sample-rate 0: use 1 to 100000" bad.err; then ok; else
   ko "--sample-rate 0: rc $rc, $(cat bad.err)"; fi
+# more threads than cores: sampling off by default, and said; asked for,
+# on
+over=$(($(nproc) + 1))
+OMP_NUM_THREADS=$over "$whatif" run --no-report -o over -- ./hotspot >/dev/null 2>over.err
+if grep -q "sampling off: $over threads on $(nproc) cores" over.err && grep -q '"sample_note"' over/run.json &&
+   [ ! -e over/critical_lines.csv ]; then ok; else ko "oversubscribed: $(grep -i sampl over.err)"; fi
+OMP_NUM_THREADS=$over "$whatif" run -q --no-report --sample-rate 1000 -o overon -- ./hotspot >/dev/null 2>&1
+if [ -s overon/critical_lines.csv ] && ! grep -q '"sample_note"' overon/run.json; then ok; else
+  ko "oversubscribed with --sample-rate: not sampled"; fi
 
 echo "$pass passed, $fail failed"
 [ $fail -eq 0 ]
