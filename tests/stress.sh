@@ -1,0 +1,36 @@
+#!/usr/bin/env bash
+# stress.sh - the test suite on a loaded machine (issue: a suite that
+# holds when the machine is busy).  Runs the suite of BUILD_DIR N times
+# with `ctest -j2` while two CPU-bound processes (`yes > /dev/null`) run
+# beside it, then N times serially, and prints how many runs passed and
+# which tests failed.  Usage: tests/stress.sh BUILD_DIR [N]  (N: 20)
+set -uo pipefail
+build=$(realpath "$1"); n=${2:-20}
+log=$(mktemp -d)
+hogs=()
+cleanup() { [ ${#hogs[@]} -gt 0 ] && kill "${hogs[@]}" 2>/dev/null; }
+trap cleanup EXIT
+run_suite() { # label k extra-ctest-args...
+  local label=$1 k=$2; shift 2
+  if ctest --test-dir "$build" "$@" >"$log/$label-$k.txt" 2>&1; then
+    echo pass
+  else
+    echo "fail: $(grep -E '^\s+[0-9]+ - ' "$log/$label-$k.txt" | awk '{print $3}' | tr '\n' ' ')"
+  fi
+}
+for i in 1 2; do yes >/dev/null & hogs+=($!); done
+loaded=0
+for k in $(seq 1 "$n"); do
+  r=$(run_suite loaded "$k" -j2)
+  echo "loaded run $k: $r"
+  [ "$r" = pass ] && loaded=$((loaded + 1))
+done
+cleanup; hogs=()
+serial=0
+for k in $(seq 1 "$n"); do
+  r=$(run_suite serial "$k")
+  echo "serial run $k: $r"
+  [ "$r" = pass ] && serial=$((serial + 1))
+done
+echo "stress: $loaded of $n loaded runs (ctest -j2 beside two busy processes) and $serial of $n serial runs passed; logs in $log"
+[ $loaded -eq "$n" ] && [ $serial -eq "$n" ]
