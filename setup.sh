@@ -5,7 +5,8 @@
 #   ./setup.sh            install (Debian 12, as root or with sudo) and build
 #   ./setup.sh --example  ... then profile the bundled example and print it
 #   ./setup.sh --test     ... then run the whole test suite (installs
-#                         chromium too, for the report's browser test)
+#                         chromium and Open MPI too, for the report's
+#                         browser test and the MPI test)
 #
 # Idempotent: packages already installed are skipped, the build is
 # incremental.  Any failure stops with one line saying what failed.
@@ -21,15 +22,16 @@ case "${1:-}" in
   "") ;;
   --example) mode=example ;;
   --test) mode=test ;;
-  -h|--help) sed -n '2,11p' "$0"; exit 0 ;;
+  -h|--help) sed -n '2,12p' "$0"; exit 0 ;;
   *) die "unknown option '$1' (use --example, --test or nothing)" ;;
 esac
 
 packages=(clang-19 libomp-19-dev libclang-rt-19-dev llvm-19 libpfm4-dev
           libsqlite3-dev sqlite3 uthash-dev libdw-dev cmake make gcc g++ python3 time)
 
-# the test suite opens the HTML report in a real browser
-if [ "$mode" = test ]; then packages+=(chromium); fi
+# the test suite opens the HTML report in a real browser and runs an
+# MPI + OpenMP program under Open MPI
+if [ "$mode" = test ]; then packages+=(chromium openmpi-bin libopenmpi-dev); fi
 
 install_packages() {
   local missing=()

@@ -19,6 +19,7 @@
 #include "loctab.h"
 #include <math.h>
 
+#include "ranks.h"
 #include "replay.h"
 #include "report.h"
 #include "scenario.h"
@@ -69,6 +70,39 @@ static const char usage_text[] =
     "                     marked incomplete\n"
     "  -q, --quiet        no summary\n"
     "  -h, --help         this text\n";
+
+/* The ranks of an MPI run (ranks.h): each rank's trace analyzed again
+ * where it has one, then the ranks side by side into outdir (dir unless
+ * -o). */
+static int analyze_ranks(const char *dir, const char *outdir, char **ranks,
+                         size_t n, const analyze_opts *ao, int quiet)
+{
+    for (size_t k = 0; k < n; k++) {
+        char trace[PATH_MAX + 16];
+        struct stat sb;
+        snprintf(trace, sizeof(trace), "%s/trace", ranks[k]);
+        if (stat(trace, &sb) || !S_ISDIR(sb.st_mode))
+            continue;
+        int lock = outdir_lock(ranks[k], "whatif analyze");
+        if (lock < 0)
+            return 1;
+        int rc = analyze_trace(trace, ranks[k], ao);
+        close(lock);
+        if (rc)
+            return rc;
+    }
+    if (!outdir)
+        outdir = dir;
+    int lock = outdir_lock(outdir, "whatif analyze");
+    if (lock < 0)
+        return 1;
+    char err[PATH_MAX + 256];
+    int rc = ranks_analyze(dir, quiet, err, sizeof(err));
+    if (rc)
+        fprintf(stderr, "whatif analyze: %s\n", err);
+    close(lock);
+    return rc ? 1 : 0;
+}
 
 int cmd_analyze(int argc, char **argv)
 {
@@ -124,6 +158,14 @@ int cmd_analyze(int argc, char **argv)
     int run_dir = snprintf(trace, sizeof(trace), "%s/trace", argv[optind]) <
                       (int)sizeof(trace) &&
                   stat(trace, &sb) == 0 && S_ISDIR(sb.st_mode);
+    char **ranks;
+    size_t nranks = run_dir ? 0 : ranks_list(argv[optind], &ranks);
+    if (nranks) {
+        int rc = analyze_ranks(argv[optind], outdir, ranks, nranks, &ao,
+                               quiet);
+        ranks_free(ranks, nranks);
+        return rc;
+    }
     if (!run_dir)
         snprintf(trace, sizeof(trace), "%s", argv[optind]);
     if (!outdir)

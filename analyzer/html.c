@@ -14,6 +14,7 @@
 #include "cli.h"
 
 #include "profdb.h"
+#include "ranks.h"
 #include "report.h"
 
 /* Rows the page shows before "show all"; the rest stay in its data. */
@@ -883,7 +884,9 @@ static void usage(FILE *f)
           "  writes one self-contained HTML page (DIR/report.html unless\n"
           "  -o) from the profile of run directory DIR: summary, critical\n"
           "  path, what-if curves, speedup bounds, the profile table and\n"
-          "  the source of its leading rows; no network needed to view it\n",
+          "  the source of its leading rows; no network needed to view it.\n"
+          "  DIR of an MPI run (rank-NNNNN/ inside): the ranks side by\n"
+          "  side, each linked to its own report\n",
           f);
 }
 
@@ -913,7 +916,17 @@ int cmd_report(int argc, char **argv)
         return 2;
     }
     char err[PATH_MAX + 256], path[PATH_MAX + 32];
-    if (html_report(dir, out, err, sizeof(err))) {
+    /* an MPI run's directory: the ranks' page */
+    char **ranks;
+    snprintf(path, sizeof(path), "%s/profile.db", dir);
+    size_t nranks = access(path, F_OK) ? ranks_list(dir, &ranks) : 0;
+    if (nranks) {
+        ranks_free(ranks, nranks);
+        if (ranks_report(dir, out, err, sizeof(err))) {
+            fprintf(stderr, "whatif report: %s\n", err);
+            return 1;
+        }
+    } else if (html_report(dir, out, err, sizeof(err))) {
         fprintf(stderr, "whatif report: %s\n", err);
         return 1;
     }

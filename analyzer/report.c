@@ -839,7 +839,8 @@ static const char *const numeric_keys[] = {
     "threads", "metric_read_bias", "peak_live_nodes",
     "trace_streams", "trace_bytes", "analyzer_peak_live_nodes",
     "analyzer_scan_seconds", "analyzer_profile_seconds", "sample_rate_hz",
-    "samples", "samples_lost", "task_create_cost", "context",
+    "samples", "samples_lost", "task_create_cost", "context", "rank",
+    "ranks", "pid",
 };
 
 static int numeric_key(const char *key)

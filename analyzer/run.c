@@ -31,6 +31,7 @@
 
 #include "cli.h"
 #include "html.h"
+#include "mpirank.h"
 #include "repeat.h"
 #include "timing.h"
 #include "summary.h"
@@ -76,6 +77,10 @@ static void usage(FILE *f)
         "  -q, --quiet        no summary\n"
         "  -h, --help         this text\n"
         "\n"
+        "Under an MPI launcher (mpirun -np N whatif run -o DIR -- PROGRAM;\n"
+        "Open MPI, MPICH, srun) each rank writes DIR/rank-NNNNN/;\n"
+        "whatif analyze DIR then sets the ranks side by side.\n"
+        "\n"
         "Docs: README.md, docs/output.md (every file and column).\n",
         counter_names(), SCEN_DEFAULT_FACTORS);
 }
@@ -88,7 +93,8 @@ static void usage(FILE *f)
 static const char *const result_files[] = {
     "profile.csv", "run.json",      "profile.db", "whatif.csv",
     "opportunities.csv", "report.html", "critical_lines.csv",
-    "serial_fragments.csv", "repeat.csv", "timings.csv", ".whatif-started",
+    "serial_fragments.csv", "repeat.csv", "timings.csv", "ranks.csv",
+    "rank_locations.csv", "diff.csv", "diff.html", ".whatif-started",
     ".whatif-child-started", ".whatif-tool-disabled",
 };
 
@@ -171,6 +177,45 @@ int outdir_lock(const char *dir, const char *who)
     return fd;
 }
 
+/* Removes a subdirectory that holds a run's results (what whatif wrote
+ * there; anything else keeps it). */
+static void remove_results_dir(const char *sub)
+{
+    clear_results(sub);
+    char t[PATH_MAX + 320];
+    snprintf(t, sizeof(t), "%s/trace", sub);
+    rmdir(t);
+    snprintf(t, sizeof(t), "%s/online", sub);
+    clear_results(t);
+    rmdir(t);
+    snprintf(t, sizeof(t), "%s/.whatif.lock", sub);
+    unlink(t);
+    rmdir(sub);
+}
+
+/* A directory of ranks, as rank 0 finds it: results of an earlier run
+ * there, and the directories of ranks at or above nranks (when known),
+ * are removed. */
+static void clear_ranks(const char *out, long nranks)
+{
+    clear_results(out);
+    DIR *d = opendir(out);
+    struct dirent *e;
+    while (d && (e = readdir(d))) {
+        char *end;
+        if (strncmp(e->d_name, "rank-", 5))
+            continue;
+        long r = strtol(e->d_name + 5, &end, 10);
+        if (*end || nranks <= 0 || r < nranks)
+            continue;
+        char p[PATH_MAX + 300];
+        snprintf(p, sizeof(p), "%s/%s", out, e->d_name);
+        remove_results_dir(p);
+    }
+    if (d)
+        closedir(d);
+}
+
 /* Makes out absolute (the program may change directory), creates it and
  * locks it for this run.  Returns the lock's descriptor, or -1 after one
  * line on stderr. */
@@ -209,14 +254,7 @@ static int prepare_dir(const char *out, char *abs, size_t len)
             strncmp(de->d_name, "run-", 4))
             continue;
         snprintf(sub, sizeof(sub), "%s/%s", abs, de->d_name);
-        clear_results(sub);
-        char t[PATH_MAX + 320];
-        snprintf(t, sizeof(t), "%s/trace", sub);
-        rmdir(t);
-        snprintf(t, sizeof(t), "%s/online", sub);
-        clear_results(t);
-        rmdir(t);
-        rmdir(sub);
+        remove_results_dir(sub);
     }
     if (d)
         closedir(d);
@@ -824,6 +862,26 @@ int cmd_run(int argc, char **argv)
                         "clang -fopenmp\n", prog);
         return 1;
     }
+    /* Under an MPI launcher every rank profiles into a directory of its
+     * own; rank 0 clears what a run with more ranks left. */
+    long nranks, rank = mpirank_get(&nranks);
+    const char *ranks_dir = NULL;
+    char rank_out[PATH_MAX + 32];
+    if (rank >= 0) {
+        if (make_dirs(out)) {
+            fprintf(stderr, "whatif run: -o %s: cannot create the directory: "
+                            "%s\n", out, strerror(errno));
+            return 1;
+        }
+        if (rank == 0)
+            clear_ranks(out, nranks);
+        snprintf(rank_out, sizeof(rank_out), "%s/rank-%05ld", out, rank);
+        ranks_dir = out;
+        out = rank_out;
+        /* one summary for the run, rank 0's, not one per rank */
+        if (rank > 0)
+            quiet = 1;
+    }
     int lock = prepare_dir(out, dir, sizeof(dir));
     if (lock < 0)
         return 1;
@@ -887,6 +945,10 @@ int cmd_run(int argc, char **argv)
             status = 1;
         else if (have && analyze && !quiet)
             summary_print(dir);
+        if (have && ranks_dir && !quiet)
+            fprintf(stderr, "whatif: that was rank %ld of an MPI run; "
+                            "whatif analyze %s sets its ranks side by "
+                            "side\n", rank, ranks_dir);
     } else {
         status = profile_repeated(&cfg, dir, repeat);
     }

@@ -34,6 +34,7 @@
 #include <unistd.h>
 
 #include "counter.h"
+#include "mpirank.h"
 #include "online.h"
 #include "regions.h"
 #include "sampler.h"
@@ -3210,6 +3211,25 @@ static void finish(void)
         const char *kv[][2] = {{"sample_rate_hz", hz}, {"samples", got},
                                {"samples_lost", lost}};
         for (size_t i = 0; i < 3; i++) {
+            stream_meta(&ts->st, kv[i][0], kv[i][1]);
+            if (mode_online)
+                online_meta(kv[i][0], kv[i][1]);
+        }
+    }
+    long nranks, rank = mpirank_get(&nranks);
+    if (rank >= 0) { /* under an MPI launcher: which rank, where */
+        char r[24], n[24], host[256], pid[24];
+        snprintf(r, sizeof(r), "%ld", rank);
+        snprintf(n, sizeof(n), "%ld", nranks);
+        snprintf(pid, sizeof(pid), "%ld", (long)getpid());
+        if (gethostname(host, sizeof(host)))
+            snprintf(host, sizeof(host), "?");
+        host[sizeof(host) - 1] = 0;
+        const char *kv[][2] = {{"rank", r}, {"ranks", nranks ? n : NULL},
+                               {"host", host}, {"pid", pid}};
+        for (size_t i = 0; i < 4; i++) {
+            if (!kv[i][1])
+                continue;
             stream_meta(&ts->st, kv[i][0], kv[i][1]);
             if (mode_online)
                 online_meta(kv[i][0], kv[i][1]);

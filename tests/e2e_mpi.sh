@@ -1,0 +1,55 @@
+#!/usr/bin/env bash
+# e2e_mpi.sh - MPI + OpenMP under Open MPI's mpirun (4 ranks x 2 threads,
+# --oversubscribe): every rank profiles into its own rank-NNNNN/ (its
+# run.json names rank, ranks, host, pid; nothing else is written outside
+# them), on the fly and offline; each rank's program work and span are
+# within 3% + 1 ms of what apps/hybrid.c measured of itself (MPI calls
+# included); whatif analyze puts the ranks side by side and names the last
+# rank (three times the serial work) as the longest span; whatif report
+# writes the ranks' page; a run with fewer ranks clears the extra ones.
+# Usage: e2e_mpi.sh WHATIF_BINARY WORK_DIR
+set -uo pipefail
+whatif=$(realpath "$1"); work=$(realpath -m "$2")
+root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+mkdir -p "$work" && cd "$work" || exit 1
+pass=0 fail=0
+ok() { pass=$((pass + 1)); }
+ko() { echo "FAIL: $1"; fail=$((fail + 1)); }
+if ! command -v mpirun >/dev/null || ! command -v mpicc >/dev/null; then
+  echo "FAIL: no mpirun/mpicc: install openmpi-bin and libopenmpi-dev (./setup.sh --test does)"; exit 1
+fi
+OMPI_CC=clang-19 mpicc -fopenmp -g -O2 "$root/apps/hybrid.c" -o hybrid || exit 1
+asroot=(); [ "$(id -u)" -eq 0 ] && asroot=(--allow-run-as-root)
+mpi() { mpirun "${asroot[@]}" --oversubscribe -np "$1" -x OMP_NUM_THREADS=2 "${@:2}"; }
+for mode in online offline; do
+  rm -rf "$mode"
+  if ! mpi 4 "$whatif" run -q --mode $mode -o $mode -- ./hybrid >$mode.out 2>$mode.err; then
+    ko "$mode: mpirun failed: $(grep -v '^hybrid' $mode.err | head -3)"; continue
+  fi
+  n=0
+  for r in 0 1 2 3; do
+    d=$mode/rank-0000$r
+    if [ -s $d/profile.csv ] && grep -q "\"rank\": $r," $d/run.json && grep -q '"ranks": 4,' $d/run.json &&
+       grep -q '"host": "' $d/run.json && grep -q '"pid": [0-9]' $d/run.json; then n=$((n + 1)); fi
+    read -r w s < <(sed -n "s/^hybrid: rank $r work \([0-9]*\) span \([0-9]*\)$/\1 \2/p" $mode.err)
+    read -r gw gs < <(awk -F, '$1 == "program" { print $4, $5 }' $d/profile.csv 2>/dev/null)
+    if awk -v a="${gw:-0}" -v b="${w:-0}" -v c="${gs:-0}" -v d="${s:-0}" 'function near(x, y) { e = x - y; if (e < 0) e = -e; return y > 0 && e <= 0.03 * y + 1e6 } BEGIN { exit !(near(a, b) && near(c, d)) }'; then ok; else
+      ko "$mode rank $r: work ${gw:-?} span ${gs:-?}, the rank measured $w and $s"; fi
+  done
+  [ $n -eq 4 ] && ok || ko "$mode: $n of 4 ranks with a profile naming them"
+  others=$(ls -A $mode | grep -v '^rank-0000[0-3]$' | grep -v '^\.whatif.lock$' | tr '\n' ' ')
+  [ -z "$others" ] && ok || ko "$mode: files outside the ranks' directories: $others"
+  "$whatif" analyze $mode >/dev/null 2>$mode.an
+  if grep -q "rank 3 has the longest OpenMP span" $mode.an && [ "$(($(wc -l <$mode/ranks.csv) - 1))" = 4 ] &&
+     awk -F, '$2 == "loop" && $3 == 4' $mode/rank_locations.csv | grep -q .; then ok; else
+    ko "$mode: whatif analyze of the ranks: $(head -3 $mode.an)"; fi
+  low=$(awk -F, 'NR > 1 && (m == "" || $7 < m) { m = $7; r = $1 } END { print r }' $mode/ranks.csv)
+  [ "$low" = 3 ] && ok || ko "$mode: the lowest parallelism is rank $low's, not 3's"
+done
+"$whatif" report -q online && grep -q 'id="longest">3<' online/report.html && grep -q 'href="rank-00002/report.html"' online/report.html && ok || ko "whatif report of the ranks"
+# fewer ranks into the same directory: the extra ones go
+mpi 2 "$whatif" run -q -o online -- ./hybrid >/dev/null 2>&1
+if [ -d online/rank-00001 ] && [ ! -e online/rank-00002 ] && [ ! -e online/rank-00003 ] && [ ! -e online/ranks.csv ]; then ok; else
+  ko "a 2-rank run left: $(ls online | tr '\n' ' ')"; fi
+echo "$pass passed, $fail failed"
+[ $fail -eq 0 ]
