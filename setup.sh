@@ -30,8 +30,10 @@ packages=(clang-19 libomp-19-dev libclang-rt-19-dev llvm-19 libpfm4-dev
           libsqlite3-dev sqlite3 uthash-dev libdw-dev cmake make gcc g++ python3 time)
 
 # the test suite opens the HTML report in a real browser and runs an
-# MPI + OpenMP program under Open MPI
-if [ "$mode" = test ]; then packages+=(chromium openmpi-bin libopenmpi-dev); fi
+# MPI + OpenMP program under Open MPI (and MPICH's launcher)
+if [ "$mode" = test ]; then
+  packages+=(chromium openmpi-bin libopenmpi-dev mpich)
+fi
 
 install_packages() {
   local missing=()

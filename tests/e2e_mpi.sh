@@ -6,7 +6,8 @@
 # within 3% + 1 ms of what apps/hybrid.c measured of itself (MPI calls
 # included); whatif analyze puts the ranks side by side and names the last
 # rank (three times the serial work) as the longest span; whatif report
-# writes the ranks' page; a run with fewer ranks clears the extra ones.
+# writes the ranks' page; a run with fewer ranks clears the extra ones;
+# MPICH's launcher (mpiexec.hydra) and Slurm's variables find the rank.
 # Usage: e2e_mpi.sh WHATIF_BINARY WORK_DIR
 set -uo pipefail
 whatif=$(realpath "$1"); work=$(realpath -m "$2")
@@ -51,5 +52,21 @@ done
 mpi 2 "$whatif" run -q -o online -- ./hybrid >/dev/null 2>&1
 if [ -d online/rank-00001 ] && [ ! -e online/rank-00002 ] && [ ! -e online/rank-00003 ] && [ ! -e online/ranks.csv ]; then ok; else
   ko "a 2-rank run left: $(ls online | tr '\n' ' ')"; fi
+# MPICH's launcher (hydra: PMI_RANK, PMI_SIZE), with a program without MPI
+if ! command -v mpiexec.hydra >/dev/null; then
+  ko "no mpiexec.hydra: install mpich (./setup.sh --test does)"
+else
+  clang-19 -fopenmp -g -O2 "$root/apps/primes.c" -o primes || exit 1
+  rm -rf hydra
+  OMP_NUM_THREADS=2 mpiexec.hydra -n 3 "$whatif" run -q -o hydra -- ./primes 200000 >/dev/null 2>&1
+  if [ "$(ls hydra | tr '\n' ' ')" = "rank-00000 rank-00001 rank-00002 " ] &&
+     grep -q '"rank": 2,' hydra/rank-00002/run.json && grep -q '"ranks": 3,' hydra/rank-00002/run.json; then ok; else
+    ko "hydra: $(ls hydra 2>&1 | tr '\n' ' ')"; fi
+fi
+# Slurm's srun sets SLURM_PROCID and SLURM_NTASKS (no Slurm here: set by hand)
+rm -rf slurm
+[ -x primes ] || clang-19 -fopenmp -g -O2 "$root/apps/primes.c" -o primes || exit 1
+SLURM_PROCID=1 SLURM_NTASKS=2 OMP_NUM_THREADS=2 "$whatif" run -q -o slurm -- ./primes 200000 >/dev/null 2>&1
+if [ -d slurm/rank-00001 ] && grep -q '"rank": 1,' slurm/rank-00001/run.json; then ok; else ko "SLURM_PROCID: $(ls slurm 2>&1)"; fi
 echo "$pass passed, $fail failed"
 [ $fail -eq 0 ]
