@@ -32,7 +32,7 @@ packages=(clang-19 libomp-19-dev libclang-rt-19-dev llvm-19 libpfm4-dev
 # the test suite opens the HTML report in a real browser and runs an
 # MPI + OpenMP program under Open MPI (and MPICH's launcher)
 if [ "$mode" = test ]; then
-  packages+=(chromium openmpi-bin libopenmpi-dev mpich)
+  packages+=(chromium openmpi-bin libopenmpi-dev mpich pkgconf)
 fi
 
 install_packages() {

@@ -321,6 +321,11 @@ static int find_tool(char *buf, size_t len)
         return -1;
     exe[n] = 0;
     char *dir = dirname(exe);
+    /* installed (the library directory as the install placed it, a
+     * multiarch one under /usr), then the build tree's layout */
+    snprintf(buf, len, "%s/%s/libwhatif.so", dir, WHATIF_TOOL_RELDIR);
+    if (access(buf, R_OK) == 0)
+        return 0;
     snprintf(buf, len, "%s/../lib/libwhatif.so", dir);
     if (access(buf, R_OK) == 0)
         return 0;
