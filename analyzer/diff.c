@@ -76,6 +76,29 @@ static long line_of(const profdb_row *r)
  * in one file with one directive, keeping their order (lines shift when
  * code is added above them): the most pairs, then the least total shift
  * from the median one (a monotone alignment, by dynamic programming). */
+/* Whether a and b can be one construct: grain counts within 4x of each
+ * other (a static loop of 2 chunks, 4 at twice the threads, is not the
+ * dynamic one of 4000). */
+static int compatible(const profdb_row *a, const profdb_row *b)
+{
+    double x = a->grains, y = b->grains;
+    return x == y || (x > 0 && y > 0 && x <= 4 * y && y <= 4 * x);
+}
+
+/* What pairing a with b costs: its line shift's distance from the file's
+ * usual one, grain counts and work that differ. */
+static long pair_cost(const profdb_row *a, const profdb_row *b, long med)
+{
+    long c = labs(line_of(b) - line_of(a) - med);
+    if (!compatible(a, b))
+        c += 100000;
+    else if (a->grains != b->grains)
+        c += 100;
+    if (a->work > 0 && b->work > 0)
+        c += (long)(100 * fabs(log2(b->work / a->work)));
+    return c;
+}
+
 static int cmp_long(const void *a, const void *b)
 {
     long x = *(const long *)a, y = *(const long *)b;
@@ -122,7 +145,7 @@ static void align(const profdb_row **ua, size_t na, const profdb_row **ub,
                 p = pairs[i * w + j + 1];
                 c = cost[i * w + j + 1];
             }
-            long d = labs(line_of(ub[j]) - line_of(ua[i]) - med);
+            long d = pair_cost(ua[i], ub[j], med);
             long tp = pairs[(i + 1) * w + j + 1] + 1,
                  tc = cost[(i + 1) * w + j + 1] + d;
             if (tp > p || (tp == p && tc < c)) {
@@ -133,7 +156,7 @@ static void align(const profdb_row **ua, size_t na, const profdb_row **ub,
             cost[i * w + j] = c;
         }
     for (size_t i = 0, j = 0; i < na && j < nb;) {
-        long d = labs(line_of(ub[j]) - line_of(ua[i]) - med);
+        long d = pair_cost(ua[i], ub[j], med);
         if (pairs[i * w + j] == pairs[(i + 1) * w + j + 1] + 1 &&
             cost[i * w + j] == cost[(i + 1) * w + j + 1] + d) {
             out[(*nout)++] = (pair){ua[i], ub[j], MATCH_MOVED};
@@ -215,7 +238,7 @@ static pair *match_rows(const profdb *A, const profdb *B, size_t *npairs)
         if (k)
             HASH_FIND_STR(keys, k, e);
         free(k);
-        if (e && ub[e->index]) {
+        if (e && ub[e->index] && compatible(ua[i], ub[e->index])) {
             out[n++] = (pair){ua[i], ub[e->index], MATCH_SAME};
             ua[i] = ub[e->index] = NULL;
         }
@@ -368,9 +391,11 @@ static size_t whatif_checks(const profdb *A, const profdb *B,
         ck->achieved = B->rows[0].parallelism;
         ck->serial_a = own_serial(A);
         ck->serial_b = own_serial(B);
+        /* A's program with B's serial code in place of its own */
         double span = A->rows[0].work / ck->predicted - ck->serial_a +
-                      ck->serial_b;
-        ck->adjusted = span > 0 ? B->rows[0].work / span : NAN;
+                      ck->serial_b,
+               work = A->rows[0].work - ck->serial_a + ck->serial_b;
+        ck->adjusted = span > 0 ? work / span : NAN;
     }
     return n;
 }

@@ -27,6 +27,39 @@ OMP_NUM_THREADS=2 "$whatif" run -q --no-report -o r2 -- ./p2 2000000 >/dev/null 
 "$whatif" diff -q -o moved r1 r2 2>moved.err || ko "diff of the moved pair failed: $(cat moved.err)"
 if awk -F, 'NR > 2 { n++; if ($4 != "moved") bad = 1; split($1, a, ":"); split($2, b, ":"); if (b[2] - a[2] != 3) bad = 1 } END { exit !(n >= 2 && !bad) }' moved/diff.csv; then ok; else
   ko "moved lines: $(cat moved/diff.csv)"; fi
+# a loop deleted between A and B, the rest moved: pairs keep the loops'
+# chunk counts (a static loop is not paired with a dynamic one)
+cat > m.c <<'C'
+#include <stdio.h>
+static double a[400000];
+int main(void)
+{
+#pragma omp parallel for /* L1 */
+    for (int i = 0; i < 400000; i++) a[i] += 1;
+#pragma omp parallel for schedule(dynamic, 100) /* L2 */
+    for (int i = 0; i < 400000; i++) a[i] += 2;
+#pragma omp parallel for /* L3 */
+    for (int i = 0; i < 400000; i++) a[i] += 3;
+#pragma omp parallel for schedule(dynamic, 100) /* L4 */
+    for (int i = 0; i < 400000; i++) a[i] += 4;
+#pragma omp parallel for /* L5 */
+    for (int i = 0; i < 400000; i++) a[i] += 5;
+    printf("%g\n", a[7]);
+    return 0;
+}
+C
+mkdir -p del && cp m.c del/m.c
+clang-19 -fopenmp -g -O2 del/m.c -o m1 || exit 1
+{ printf '/* one */\n/* two */\n'; grep -v 'L3\|a\[i\] += 3' m.c; } > del/m.c
+clang-19 -fopenmp -g -O2 del/m.c -o m2 || exit 1
+OMP_NUM_THREADS=2 "$whatif" run -q --no-report -o d1 -- ./m1 >/dev/null 2>&1
+OMP_NUM_THREADS=2 "$whatif" run -q --no-report -o d2 -- ./m2 >/dev/null 2>&1
+"$whatif" diff -q -o deleted d1 d2 2>/dev/null
+l() { grep -n "/\* $1 \*/" "$2" | cut -d: -f1; }
+want="m.c:$(l L1 m.c)>m.c:$(l L1 del/m.c) m.c:$(l L2 m.c)>m.c:$(l L2 del/m.c) m.c:$(l L4 m.c)>m.c:$(l L4 del/m.c) m.c:$(l L5 m.c)>m.c:$(l L5 del/m.c) m.c:$(l L3 m.c)>"
+got=$(awk -F, '$3 == "loop" { n = split($1, a, "/"); m = split($2, b, "/"); print a[n] ">" b[m] }' deleted/diff.csv | sort | tr '\n' ' ')
+want=$(printf '%s\n' $want | sort | tr '\n' ' ')
+[ "$got" = "$want" ] && ok || ko "a deleted loop: pairs $got, expected $want"
 # before/after
 clang-19 -fopenmp -g -O2 -I"$root/include" "$root/apps/smooth.c" -o before -lm || exit 1
 clang-19 -fopenmp -g -O2 -I"$root/include" -DPARALLEL_PREPARE "$root/apps/smooth.c" -o after -lm || exit 1
