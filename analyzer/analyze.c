@@ -19,6 +19,7 @@
 #include "loctab.h"
 #include <math.h>
 
+#include "html.h"
 #include "ranks.h"
 #include "replay.h"
 #include "report.h"
@@ -96,6 +97,7 @@ static int analyze_ranks(const char *dir, const char *outdir, char **ranks,
     int lock = outdir_lock(outdir, "whatif analyze");
     if (lock < 0)
         return 1;
+    outdir_clear_results(outdir);
     char err[PATH_MAX + 256];
     int rc = ranks_analyze(dir, quiet, err, sizeof(err));
     if (rc)
@@ -124,7 +126,8 @@ int cmd_analyze(int argc, char **argv)
     int c;
     ao.specs = specs;
     optind = 1;
-    while ((c = getopt_long(argc, argv, "o:qh", opts, NULL)) != -1) {
+    opterr = 0; /* its messages are ours, one line each */
+    while ((c = getopt_long(argc, argv, ":o:qh", opts, NULL)) != -1) {
         switch (c) {
         case 'o': outdir = optarg; break;
         case 'q': quiet = 1; break;
@@ -142,7 +145,9 @@ int cmd_analyze(int argc, char **argv)
             break;
         case 'h': fputs(usage_text, stdout); return 0;
         default:
-            fputs("whatif analyze: see whatif analyze --help\n", stderr);
+            fprintf(stderr, "whatif analyze: %s %s (see whatif analyze "
+                            "--help)\n", argv[optind - 1],
+                    c == ':' ? "needs a value" : "is not an option");
             return 2;
         }
     }
@@ -173,7 +178,16 @@ int cmd_analyze(int argc, char **argv)
     int lock = outdir_lock(outdir, "whatif analyze");
     if (lock < 0)
         return 1;
+    /* the results are replaced whole: an earlier run's opportunities or
+     * report must not stay beside the new profile */
+    outdir_clear_results(outdir);
     int rc = analyze_trace(trace, outdir, &ao);
+    char err[PATH_MAX + 256];
+    if (rc == 0 && html_report(outdir, NULL, err, sizeof(err))) {
+        fprintf(stderr, "whatif analyze: the report could not be written: "
+                        "%s\n", err);
+        rc = 1;
+    }
     if (rc == 0 && !quiet)
         summary_print(outdir);
     close(lock);
@@ -427,6 +441,11 @@ int analyze_trace(const char *dir, const char *outdir,
     if (scen_parse_factors(flist, &factors, &nf, err, sizeof(err))) {
         fprintf(stderr, "whatif analyze: --factors: %s\n", err);
         status = 2;
+        goto out;
+    }
+    /* the run's metadata says which factors its results hold */
+    if (ao && ao->factors && report_meta_set(ms.meta, "factors", flist)) {
+        fprintf(stderr, "whatif analyze: out of memory\n");
         goto out;
     }
     if (scen_add_all_regions(&ss, factors, nf) ||

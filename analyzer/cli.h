@@ -26,6 +26,10 @@ typedef struct analyze_opts {
  * close when done, or -1 after one line on stderr starting with who. */
 int outdir_lock(const char *dir, const char *who);
 
+/* Removes what an earlier run or analysis wrote into dir (its results,
+ * never a trace), so that none of it is shown as the new one's. */
+void outdir_clear_results(const char *dir);
+
 /* Replays the trace in dir and writes the profile, the what-if scenarios
  * and the opportunities into outdir (notes and errors on stderr; the
  * caller prints the summary).  ao may be NULL (defaults).  Returns an exit

@@ -185,16 +185,40 @@ static int load_set(const char *dir, rank_set *rs, char *err, size_t errlen)
     int rc = rs->db && rs->rank ? 0 : -1;
     if (rc)
         snprintf(err, errlen, "out of memory");
-    for (size_t k = 0; !rc && k < n; k++) {
-        const char *base = strrchr(paths[k], '/');
-        rs->rank[k] = strtol(base ? base + 6 : paths[k] + 5, NULL, 10);
-        rc = profdb_load(paths[k], &rs->db[k], err, errlen);
+    /* a rank without a profile (it failed, or its directory is gone) is
+     * said and left out: the others still compare */
+    size_t k = 0;
+    long expect = 0;
+    for (size_t j = 0; !rc && j < n; j++) {
+        const char *base = strrchr(paths[j], '/');
+        rs->rank[k] = strtol(base ? base + 6 : paths[j] + 5, NULL, 10);
+        char why[PATH_MAX + 256];
+        if (profdb_load(paths[j], &rs->db[k], why, sizeof(why))) {
+            fprintf(stderr, "whatif: warning: rank %ld left out: %s\n",
+                    rs->rank[k], why);
+            profdb_free(&rs->db[k]);
+            memset(&rs->db[k], 0, sizeof(rs->db[k]));
+            continue;
+        }
+        const char *nr = profdb_meta(&rs->db[k], "ranks");
+        if (nr && atol(nr) > expect)
+            expect = atol(nr);
+        k++;
+    }
+    rs->n = k;
+    for (k = 0; !rc && k < rs->n; k++)
         for (size_t i = 0; !rc && i < rs->db[k].nrows; i++)
             if (add_row(rs, k, &rs->db[k].rows[i])) {
                 snprintf(err, errlen, "out of memory");
                 rc = -1;
             }
+    if (!rc && !rs->n) {
+        snprintf(err, errlen, "%s: no rank has a profile", dir);
+        rc = -1;
     }
+    if (!rc && expect > (long)rs->n)
+        fprintf(stderr, "whatif: warning: the run had %ld ranks; the "
+                        "profiles of %zu are here\n", expect, rs->n);
     ranks_free(paths, n);
     return rc;
 }

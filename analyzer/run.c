@@ -98,7 +98,7 @@ static const char *const result_files[] = {
     ".whatif-child-started", ".whatif-tool-disabled",
 };
 
-static void clear_results(const char *dir)
+void outdir_clear_results(const char *dir)
 {
     char p[PATH_MAX + 64];
     for (size_t i = 0; i < sizeof(result_files) / sizeof(*result_files);
@@ -106,6 +106,12 @@ static void clear_results(const char *dir)
         snprintf(p, sizeof(p), "%s/%s", dir, result_files[i]);
         unlink(p);
     }
+}
+
+static void clear_results(const char *dir)
+{
+    char p[PATH_MAX + 64];
+    outdir_clear_results(dir);
     snprintf(p, sizeof(p), "%s/trace", dir);
     DIR *d = opendir(p);
     if (!d)
@@ -729,7 +735,8 @@ int cmd_run(int argc, char **argv)
     timing_set timings;
     int timed = 0;
     optind = 1;
-    while ((c = getopt_long(argc, argv, "+o:qh", opts, NULL)) != -1) {
+    opterr = 0; /* its messages are ours, one line each */
+    while ((c = getopt_long(argc, argv, "+:o:qh", opts, NULL)) != -1) {
         switch (c) {
         case 'o': out = optarg; break;
         case 'm':
@@ -813,7 +820,12 @@ int cmd_run(int argc, char **argv)
         case 'q': quiet = 1; break;
         case 'h': usage(stdout); return 0;
         default:
-            fputs("whatif run: see whatif run --help\n", stderr);
+            if (c == ':')
+                fprintf(stderr, "whatif run: %s needs a value (see whatif "
+                                "run --help)\n", argv[optind - 1]);
+            else
+                fprintf(stderr, "whatif run: unknown option %s (see whatif "
+                                "run --help)\n", argv[optind - 1]);
             return 2;
         }
     }
@@ -872,6 +884,12 @@ int cmd_run(int argc, char **argv)
     long nranks, rank = mpirank_get(&nranks);
     const char *ranks_dir = NULL;
     char rank_out[PATH_MAX + 32];
+    if (rank >= 0 && timed) {
+        fprintf(stderr, "whatif run: --threads times the program alone, "
+                        "which an MPI rank cannot be: time the MPI job "
+                        "itself at each thread count instead\n");
+        return 2;
+    }
     if (rank >= 0) {
         if (make_dirs(out)) {
             fprintf(stderr, "whatif run: -o %s: cannot create the directory: "

@@ -3018,13 +3018,12 @@ static void warn_unbalanced(const char *what, const void *code)
 {
     if (atomic_exchange(&warned_unbalanced, 1))
         return;
-    Dl_info info;
-    uintptr_t pc = (uintptr_t)code - 1;
-    if (code && dladdr((const void *)pc, &info) && info.dli_fname)
-        fprintf(stderr, "whatif: warning: %s (%s+0x%lx); further ones are "
-                        "not reported\n", what, info.dli_fname,
-                (unsigned long)(pc - (uintptr_t)info.dli_fbase));
-    else
+    char where[4352];
+    if (code) {
+        stream_where(code, where, sizeof(where));
+        fprintf(stderr, "whatif: warning: %s (%s); further ones are not "
+                        "reported\n", what, where);
+    } else
         fprintf(stderr, "whatif: warning: %s; further ones are not "
                         "reported\n", what);
 }

@@ -48,6 +48,14 @@ for mode in online offline; do
   [ "$low" = 3 ] && ok || ko "$mode: the lowest parallelism is rank $low's, not 3's"
 done
 "$whatif" report -q online && grep -q 'id="longest">3<' online/report.html && grep -q 'href="rank-00002/report.html"' online/report.html && ok || ko "whatif report of the ranks"
+# a rank without its profile: left out, said
+cp -r offline partial && rm -rf partial/rank-00001
+"$whatif" analyze -q partial >/dev/null 2>partial.err
+if grep -q "the run had 4 ranks; the profiles of 3 are here" partial.err && [ "$(($(wc -l <partial/ranks.csv) - 1))" = 3 ]; then ok; else
+  ko "a missing rank: $(cat partial.err)"; fi
+# --threads cannot time a rank alone: refused at once
+mpi 2 "$whatif" run -q --threads 1,2 -o thr -- ./hybrid >/dev/null 2>thr.err
+grep -q "threads times the program alone" thr.err && ok || ko "--threads under mpirun: $(head -2 thr.err)"
 # fewer ranks into the same directory: the extra ones go
 mpi 2 "$whatif" run -q -o online -- ./hybrid >/dev/null 2>&1
 if [ -d online/rank-00001 ] && [ ! -e online/rank-00002 ] && [ ! -e online/rank-00003 ] && [ ! -e online/ranks.csv ]; then ok; else

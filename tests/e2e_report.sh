@@ -127,6 +127,21 @@ ms=$(sed -n 's/.*data-render-ms="\([^"]*\)".*/\1/p' big-dom.html | head -1)
 total=$(($(wc -l < run/profile.csv) - 1 + 10000))
 if [ "$rc" = "201 of $total" ] && grep -q 'data-ready="1"' big-dom.html; then ok; else ko "10^4 locations: row count '$rc', expected '201 of $total'"; fi
 echo "10^4 locations: report written in $(( (t1 - t0) / 1000000 )) ms, $(stat -c %s big/report.html) bytes, table rendered in ${ms:-?} ms"
+# sorting by mean_grain_work sorts by the mean (a click, in the browser)
+sed 's|</body>|<script>document.querySelectorAll("#profile th.s")[9].click();</script></body>|' run/report.html > sorted.html
+dom "$work/sorted.html" > sorted-dom.html
+python3 - "$work/sorted-dom.html" <<'PY' && ok || ko "sorted by mean_grain_work: not by the mean"
+import re, sys
+body = open(sys.argv[1]).read().split('id="rows">', 1)[1].split('</tbody>', 1)[0]
+rows = re.findall(r'<tr>(.*?)</tr>', body)[1:]
+means = [float(re.findall(r'<td[^>]*>([^<]*)</td>', r)[-1]) for r in rows]
+sys.exit(0 if means and means == sorted(means, reverse=True) else 1)
+PY
+# analyzing again replaces the results whole: no earlier opportunities,
+# the factors asked for in the metadata, a new report
+"$whatif" analyze -q --factors 3,inf run >/dev/null 2>&1
+if [ ! -e run/opportunities.csv ] && grep -q '"factors": "3,inf"' run/run.json && [ -s run/report.html ] &&
+   ! grep -q "opportunity" run/report.html; then ok; else ko "whatif analyze left earlier results"; fi
 # errors and options
 "$whatif" report nowhere >/dev/null 2>err.txt; rc=$?
 if [ $rc -eq 1 ] && grep -q "profile.db" err.txt; then ok; else ko "report of a directory without a profile: rc $rc: $(cat err.txt)"; fi
