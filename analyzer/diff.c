@@ -407,23 +407,6 @@ static double change(double a, double b)
     return a > 0 ? 100 * (b - a) / a : NAN;
 }
 
-static void csv_text(FILE *f, const char *s)
-{
-    if (!s)
-        return;
-    if (!strpbrk(s, ",\"\n")) {
-        fputs(s, f);
-        return;
-    }
-    fputc('"', f);
-    for (; *s; s++) {
-        if (*s == '"')
-            fputc('"', f);
-        fputc(*s, f);
-    }
-    fputc('"', f);
-}
-
 static void csv_num(FILE *f, double v, int decimals)
 {
     fputc(',', f);
@@ -449,11 +432,11 @@ static int write_csv(const char *path, const pair *p, size_t n, char *err,
           f);
     for (size_t i = 0; i < n; i++) {
         const profdb_row *a = p[i].a, *b = p[i].b;
-        csv_text(f, a ? a->location : NULL);
+        report_csv_text(f, a ? a->location : "");
         fputc(',', f);
-        csv_text(f, b ? b->location : NULL);
+        report_csv_text(f, b ? b->location : "");
         fputc(',', f);
-        csv_text(f, a ? a->directive : b->directive);
+        report_csv_text(f, a ? a->directive : b->directive);
         fprintf(f, ",%s", match_names[p[i].match]);
         csv_num(f, a ? a->work : NAN, 0);
         csv_num(f, b ? b->work : NAN, 0);
@@ -468,16 +451,6 @@ static int write_csv(const char *path, const pair *p, size_t n, char *err,
         fputc('\n', f);
     }
     return report_close_tmp(f, tmp, path, !ferror(f), err, errlen);
-}
-
-static void html_num(FILE *f, double v, int decimals)
-{
-    if (isnan(v))
-        fputs("<td>-</td>", f);
-    else if (isinf(v))
-        fputs("<td>inf</td>", f);
-    else
-        fprintf(f, "<td>%.*f</td>", decimals, v);
 }
 
 static int write_html(const char *path, const char *dir_a, const char *dir_b,
@@ -509,10 +482,10 @@ static int write_html(const char *path, const char *dir_a, const char *dir_b,
             fputs(" (", f);
             html_escape(f, ck[i].code->directive);
             fputs(")</td>", f);
-            html_num(f, ck[i].factor, 3);
-            html_num(f, ck[i].predicted, 3);
-            html_num(f, ck[i].adjusted, 3);
-            html_num(f, ck[i].achieved, 3);
+            html_num_cell(f, ck[i].factor, 3);
+            html_num_cell(f, ck[i].predicted, 3);
+            html_num_cell(f, ck[i].adjusted, 3);
+            html_num_cell(f, ck[i].achieved, 3);
             fputs("</tr>", f);
         }
         fputs("</table><p class=\"muted\">Predicted: A's program "
@@ -540,14 +513,14 @@ static int write_html(const char *path, const char *dir_a, const char *dir_b,
         fputs("</td><td class=\"d\">", f);
         html_escape(f, a ? a->directive : b->directive);
         fprintf(f, "</td><td class=\"d\">%s</td>", match_names[p[i].match]);
-        html_num(f, a ? a->work : NAN, 0);
-        html_num(f, b ? b->work : NAN, 0);
-        html_num(f, a ? a->span : NAN, 0);
-        html_num(f, b ? b->span : NAN, 0);
-        html_num(f, a ? a->parallelism : NAN, 3);
-        html_num(f, b ? b->parallelism : NAN, 3);
-        html_num(f, a ? a->critical_percent : NAN, 3);
-        html_num(f, b ? b->critical_percent : NAN, 3);
+        html_num_cell(f, a ? a->work : NAN, 0);
+        html_num_cell(f, b ? b->work : NAN, 0);
+        html_num_cell(f, a ? a->span : NAN, 0);
+        html_num_cell(f, b ? b->span : NAN, 0);
+        html_num_cell(f, a ? a->parallelism : NAN, 3);
+        html_num_cell(f, b ? b->parallelism : NAN, 3);
+        html_num_cell(f, a ? a->critical_percent : NAN, 3);
+        html_num_cell(f, b ? b->critical_percent : NAN, 3);
         fputs("</tr>", f);
     }
     fputs("</table><p class=\"muted\">Rows are paired by location; rows "

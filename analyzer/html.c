@@ -120,6 +120,16 @@ static const char style[] =
     "svg text{font:11px system-ui,sans-serif}"
     "button{margin:4px 8px 4px 0}";
 
+void html_num_cell(FILE *f, double v, int decimals)
+{
+    if (isnan(v))
+        fputs("<td>-</td>", f);
+    else if (isinf(v))
+        fputs("<td>inf</td>", f);
+    else
+        fprintf(f, "<td>%.*f</td>", decimals, v);
+}
+
 void html_begin(FILE *f, const char *title)
 {
     fputs("<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">"
@@ -193,6 +203,20 @@ static void bar(FILE *f, double pct)
             pct > 100 ? 100.0 : pct);
 }
 
+/* A row of two texts, a count and a share of the critical path, as a
+ * bar. */
+static void share_row(FILE *f, const char *a, const char *b, double count,
+                      double pct)
+{
+    fputs("<tr><td class=\"t\">", f);
+    html_escape(f, a);
+    fputs("</td><td class=\"t\">", f);
+    html_escape(f, b);
+    fprintf(f, "</td><td>%.0f</td><td>", count);
+    bar(f, pct);
+    fprintf(f, "%.3f%%</td></tr>", pct);
+}
+
 /* The critical path as one stacked bar of its leading locations, then
  * its sampled lines and the program's serial fragments. */
 static void composition(FILE *f, const profdb *pg)
@@ -250,16 +274,9 @@ static void composition(FILE *f, const profdb *pg)
               "<th class=\"t\">function</th><th>samples</th>"
               "<th>share of the critical path</th></tr>",
               f);
-        for (size_t i = 0; i < pg->nlines; i++) {
-            const profdb_line *l = &pg->lines[i];
-            fputs("<tr><td class=\"t\">", f);
-            html_escape(f, l->location);
-            fputs("</td><td class=\"t\">", f);
-            html_escape(f, l->function);
-            fprintf(f, "</td><td>%.0f</td><td>", l->samples);
-            bar(f, l->critical_percent);
-            fprintf(f, "%.3f%%</td></tr>", l->critical_percent);
-        }
+        for (size_t i = 0; i < pg->nlines; i++)
+            share_row(f, pg->lines[i].location, pg->lines[i].function,
+                      pg->lines[i].samples, pg->lines[i].critical_percent);
         fputs("</table>", f);
     }
     if (pg->nserial) {
@@ -268,16 +285,10 @@ static void composition(FILE *f, const profdb *pg)
               "<th class=\"t\">to</th><th>fragments</th>"
               "<th>share of the critical path</th></tr>",
               f);
-        for (size_t i = 0; i < pg->nserial; i++) {
-            const profdb_serial *s = &pg->serial[i];
-            fputs("<tr><td class=\"t\">", f);
-            html_escape(f, s->from);
-            fputs("</td><td class=\"t\">", f);
-            html_escape(f, s->to);
-            fprintf(f, "</td><td>%.0f</td><td>", s->fragments);
-            bar(f, s->critical_percent);
-            fprintf(f, "%.3f%%</td></tr>", s->critical_percent);
-        }
+        for (size_t i = 0; i < pg->nserial; i++)
+            share_row(f, pg->serial[i].from, pg->serial[i].to,
+                      pg->serial[i].fragments,
+                      pg->serial[i].critical_percent);
         fputs("</table>", f);
     }
     fputs("</section>\n", f);

@@ -21,5 +21,7 @@ int html_report(const char *dir, const char *out, char *err, size_t errlen);
  * the report's style, and text with &, <, > and " escaped. */
 void html_begin(FILE *f, const char *title);
 void html_escape(FILE *f, const char *s);
+/* A table cell of v with decimals ("-" for NaN, "inf"). */
+void html_num_cell(FILE *f, double v, int decimals);
 
 #endif

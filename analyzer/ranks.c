@@ -249,21 +249,6 @@ static loc_ranks **sorted_locs(const rank_set *rs, size_t *n)
     return v;
 }
 
-static void csv_text(FILE *f, const char *s)
-{
-    if (!strpbrk(s, ",\"\n")) {
-        fputs(s, f);
-        return;
-    }
-    fputc('"', f);
-    for (; *s; s++) {
-        if (*s == '"')
-            fputc('"', f);
-        fputc(*s, f);
-    }
-    fputc('"', f);
-}
-
 static void num(FILE *f, double v, int decimals)
 {
     fputc(',', f);
@@ -304,7 +289,7 @@ static int write_ranks_csv(const char *dir, const rank_set *rs, char *err,
         const profdb *db = &rs->db[k];
         const profdb_row *p = &db->rows[0];
         fprintf(f, "%ld,", rs->rank[k]);
-        csv_text(f, meta_or(db, "host"));
+        report_csv_text(f, meta_or(db, "host"));
         fprintf(f, ",%s,%s", meta_or(db, "pid"), meta_or(db, "threads"));
         num(f, p->work, 0);
         num(f, p->span, 0);
@@ -332,9 +317,9 @@ static int write_locations_csv(const char *dir, const rank_set *rs,
     for (size_t i = 0; i < n; i++) {
         const loc_ranks *l = v[i];
         stat3 w = stats(l->work, rs->n), p = stats(l->par, rs->n);
-        csv_text(f, l->location);
+        report_csv_text(f, l->location);
         fputc(',', f);
-        csv_text(f, l->directive);
+        report_csv_text(f, l->directive);
         fprintf(f, ",%zu", l->present);
         num(f, w.min, 0);
         num(f, w.med, 0);
@@ -422,16 +407,6 @@ int ranks_analyze(const char *dir, int quiet, char *err, size_t errlen)
 
 /* ---- The page ---- */
 
-static void cell_num(FILE *f, double v, int decimals)
-{
-    if (isnan(v))
-        fputs("<td>-</td>", f);
-    else if (isinf(v))
-        fputs("<td>inf</td>", f);
-    else
-        fprintf(f, "<td>%.*f</td>", decimals, v);
-}
-
 int ranks_report(const char *dir, const char *out, char *err, size_t errlen)
 {
     rank_set rs;
@@ -474,9 +449,9 @@ int ranks_report(const char *dir, const char *out, char *err, size_t errlen)
         fputs("</td><td>", f);
         html_escape(f, meta_or(&rs.db[k], "threads"));
         fputs("</td>", f);
-        cell_num(f, p->work, 0);
-        cell_num(f, p->span, 0);
-        cell_num(f, p->parallelism, 3);
+        html_num_cell(f, p->work, 0);
+        html_num_cell(f, p->span, 0);
+        html_num_cell(f, p->parallelism, 3);
         fprintf(f, "<td class=\"t\"><span class=\"bar\" style=\"width:"
                    "%.0fpx\"></span></td><td class=\"t\"><a href=\"rank-%05ld/"
                    "report.html\">rank-%05ld</a></td></tr>",
@@ -497,13 +472,13 @@ int ranks_report(const char *dir, const char *out, char *err, size_t errlen)
         fputs("</td><td class=\"d\">", f);
         html_escape(f, l->directive);
         fprintf(f, "</td><td>%zu</td>", l->present);
-        cell_num(f, w.min, 0);
-        cell_num(f, w.med, 0);
-        cell_num(f, w.max, 0);
-        cell_num(f, w.mean > 0 ? w.max / w.mean : NAN, 3);
-        cell_num(f, p.min, 3);
-        cell_num(f, p.med, 3);
-        cell_num(f, p.max, 3);
+        html_num_cell(f, w.min, 0);
+        html_num_cell(f, w.med, 0);
+        html_num_cell(f, w.max, 0);
+        html_num_cell(f, w.mean > 0 ? w.max / w.mean : NAN, 3);
+        html_num_cell(f, p.min, 3);
+        html_num_cell(f, p.med, 3);
+        html_num_cell(f, p.max, 3);
         fprintf(f, "<td>%ld</td></tr>", rs.rank[l->span_max_rank]);
     }
     fputs("</table></body></html>\n", f);

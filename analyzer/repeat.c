@@ -229,21 +229,6 @@ static int cmp_rows(const void *a, const void *b)
     return c ? c : strcmp(x->directive, y->directive);
 }
 
-static void csv_text(FILE *f, const char *s)
-{
-    if (!strpbrk(s, ",\"\r\n")) {
-        fputs(s, f);
-        return;
-    }
-    fputc('"', f);
-    for (; *s; s++) {
-        if (*s == '"')
-            fputc('"', f);
-        fputc(*s, f);
-    }
-    fputc('"', f);
-}
-
 static const char repeat_schema[] =
     "DROP TABLE IF EXISTS repeat_run;\n"
     "DROP TABLE IF EXISTS repeat_stat;\n"
@@ -336,9 +321,9 @@ static int write_csv(const char *dir, const rset *rs, rrow **order,
               s = stats_of(r->span, r->present, rs->n),
               w = stats_of(r->work, r->present, rs->n),
               c = stats_of(r->pct, r->present, rs->n);
-        csv_text(f, r->location);
+        report_csv_text(f, r->location);
         fputc(',', f);
-        csv_text(f, r->directive);
+        report_csv_text(f, r->directive);
         fprintf(f, ",%d,%.3f,%.3f,%.3f,%.0f,%.0f,%.0f,%.0f,%.0f,%.0f,%.3f,"
                    "%.3f,%.3f\n",
                 runs_of(r, rs->n), p.med, p.min, p.max, s.med, s.min, s.max,

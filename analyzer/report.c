@@ -508,6 +508,21 @@ static int out_finish(out *o, const char *name, char *err, size_t errlen)
 
 /* ---- CSV ---- */
 
+void report_csv_text(FILE *f, const char *s)
+{
+    if (!strpbrk(s, ",\"\r\n")) {
+        fputs(s, f);
+        return;
+    }
+    fputc('"', f);
+    for (; *s; s++) {
+        if (*s == '"')
+            fputc('"', f);
+        fputc(*s, f);
+    }
+    fputc('"', f);
+}
+
 static void csv_field(out *o, const char *s)
 {
     if (!strpbrk(s, ",\"\r\n")) {

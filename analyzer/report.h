@@ -125,6 +125,10 @@ void report_format_percent(char buf[REPORT_NUMBUF], uint64_t part,
  * followed.  Something at PATH that is neither a regular file nor a link
  * is refused.  open returns NULL with err set; close renames when ok (else
  * removes the temporary file) and returns 0, or -1 with err set. */
+/* s as one CSV field: quoted (RFC 4180) when it holds a comma, a quote
+ * or a line break. */
+void report_csv_text(FILE *f, const char *s);
+
 FILE *report_open_tmp(const char *path, char *tmp, size_t tmplen, char *err,
                       size_t errlen);
 int report_close_tmp(FILE *f, const char *tmp, const char *path, int ok,
