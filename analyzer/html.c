@@ -469,9 +469,16 @@ static void whatif_curves(FILE *f, const profdb *pg)
                    "<td class=\"t\">",
                 palette[i % NCOLORS]);
         html_escape(f, c->name);
-        fprintf(f, "</td><td class=\"t\">%s</td><td>%s</td><td>%s</td>"
-                   "<td>x%s</td><td class=\"t\">",
-                c->directive ? "opportunity" : "scenario", now, last, fac);
+        fputs("</td><td class=\"t\">", f);
+        if (c->directive) { /* a location may be two rows: say which */
+            fputs("opportunity: ", f);
+            html_escape(f, c->directive);
+        } else {
+            fputs("scenario", f);
+        }
+        fprintf(f, "</td><td>%s</td><td>%s</td><td>x%s</td>"
+                   "<td class=\"t\">",
+                now, last, fac);
         html_escape(f, c->leader ? c->leader : "-");
         fputs("</td></tr>", f);
     }
