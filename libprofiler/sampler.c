@@ -56,10 +56,12 @@ int sampler_open(sampler_thread *s, uint64_t period_ns)
 
 void sampler_close(sampler_thread *s)
 {
-    if (s->ring)
+    /* Open means mapped: a sampler never opened may be all zeros, and its
+     * fd 0 is the program's standard input, not ours to close. */
+    if (s->ring) {
         munmap(s->ring, s->ring_len);
-    if (s->fd >= 0)
         close(s->fd);
+    }
     memset(s, 0, sizeof(*s));
     s->fd = -1;
 }

@@ -15,7 +15,7 @@
 #include <stdint.h>
 
 typedef struct sampler_thread {
-    int fd;              /* -1: not sampling */
+    int fd;              /* meaningful only while ring is mapped */
     void *ring;          /* the perf mmap: a header page, then the data */
     size_t ring_len;
     uint64_t lost;       /* samples the kernel dropped (ring full) */

@@ -190,6 +190,18 @@ mkdir -p bin; cp process bin/
 (cd / && PATH="$work/bin:$PATH" "$whatif" run -q -o "$work/viapath" -- process >/dev/null 2>&1)
 if grep -q "process.c:[0-9]*,parallel" viapath/profile.csv; then ok; else ko "program found through PATH: $(head -3 viapath/profile.csv)"; fi
 
+# a thread of the program's ends, then the program reads its stdin: the
+# profiler closed nothing of the program's (it closed fd 0 at every thread
+# end when not sampling), in both modes, sampled or not
+for opt in --no-sample --sample-rate=1000; do
+  for mode in online offline; do
+    out=$(echo hello | "$whatif" run -q --no-report --mode $mode $opt -o stdin -- ./process stdin 2>stdin.err)
+    rc=$?
+    if [ $rc -eq 0 ] && printf '%s\n' "$out" | grep -q "^read hello$"; then ok; else
+      ko "stdin after a thread ended ($mode $opt): rc $rc, output: $out"; fi
+  done
+done
+
 # 10. --repeat: three runs, the one of median program span is the profile,
 #     every row's median and range across them in repeat.csv and
 #     profile.db, matching the runs' own profiles

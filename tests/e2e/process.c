@@ -3,14 +3,19 @@
  * wait for a signal.  tests/e2e_run.sh profiles each.
  *
  *   process WHAT    (none, child, system, fork, forkexit, forkrace, crash,
- *                    abort, overflow, quickexit, chdir, sleep, toolsoff;
- *                    toolsoff needs PROCESS_WHAT=toolsoff too)
+ *                    abort, overflow, quickexit, chdir, sleep, stdin,
+ *                    toolsoff; toolsoff needs PROCESS_WHAT=toolsoff too)
+ *
+ * stdin: a thread of the program's own runs a region and ends (its OpenMP
+ * thread ends with it), then the program copies a line of its standard
+ * input to its output: the profiler must leave the program's files alone.
  *
  * Every case but "child" runs a parallel region of 10 ms of CPU per
  * thread, does WHAT, then runs another; "child" is the program system()
  * starts, with a region of its own.  The program's own output is one line
  * on stdout.
  */
+#include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -35,6 +40,13 @@ static void region(double ms)
 {
 #pragma omp parallel
     st_burn(ms);
+}
+
+static void *thread_region(void *arg)
+{
+    (void)arg;
+    region(5);
+    return NULL;
 }
 
 /* Recurses until the stack runs out: SIGSEGV with no stack left to run a
@@ -118,6 +130,15 @@ int main(int argc, char **argv)
     } else if (!strcmp(what, "chdir")) {
         if (chdir("/"))
             return 4;
+    } else if (!strcmp(what, "stdin")) {
+        pthread_t t;
+        char line[256];
+        if (pthread_create(&t, NULL, thread_region, NULL) ||
+            pthread_join(t, NULL))
+            return 5;
+        if (!fgets(line, sizeof(line), stdin))
+            return 6;
+        printf("read %s", line);
     } else if (!strcmp(what, "sleep")) {
         sleep(30);
     }
