@@ -22,13 +22,16 @@ if [ -z "$browser" ]; then
   echo "FAIL: no chromium: the report test needs it (./setup.sh --test installs it)"; exit 1
 fi
 # no network: every name unresolvable, every proxy refused
+# (a profile directory of its own per browser: one still shutting down
+# holds its profile's lock, and the next would hand its page to it)
 dom() {
+  local profile; profile=$(mktemp -d "$work/chrome.XXXXXX")
   timeout 120 "$browser" --headless --no-sandbox --disable-gpu --no-first-run \
     --host-resolver-rules="MAP * ~NOTFOUND" --proxy-server="127.0.0.1:9" \
-    --user-data-dir="$work/chrome" --dump-dom "file://$1" 2>/dev/null
+    --user-data-dir="$profile" --dump-dom "file://$1" 2>/dev/null
 }
 clang-19 -fopenmp -g -O2 -I"$root/include" "$root/apps/smooth.c" -o smooth -lm || exit 1
-rm -rf run
+rm -rf run "$work"/chrome.*
 if ! OMP_NUM_THREADS=2 "$whatif" run -q --mode offline --opportunities --threads 1,2 -o run -- ./smooth >/dev/null 2>run.err; then
   echo "FAIL: whatif run: $(head -3 run.err)"; exit 1
 fi
@@ -41,7 +44,7 @@ if ! grep -Eiq "https?:|(src|href)=[\"']?//|url\(|@import" run/report.html; then
 dom "$work/run/report.html" > dom.html
 timeout 120 "$browser" --headless --no-sandbox --disable-gpu --no-first-run \
   --host-resolver-rules="MAP * ~NOTFOUND" --proxy-server="127.0.0.1:9" \
-  --user-data-dir="$work/chrome" --window-size=1200,3200 \
+  --user-data-dir="$(mktemp -d "$work/chrome.XXXXXX")" --window-size=1200,3200 \
   --screenshot="$work/report.png" "file://$work/run/report.html" >/dev/null 2>&1
 if [ "$(head -c 4 report.png 2>/dev/null | tail -c 3)" = PNG ] && [ "$(stat -c %s report.png)" -gt 20000 ]; then ok; else
   ko "no screenshot (report.png)"; fi
