@@ -326,7 +326,12 @@ typedef struct check {
     /* the program's own serial code (outside directives and regions) on
      * the critical path in A and B, and the prediction with their
      * difference taken out: the model keeps A's, the machine may not */
-    double serial_a, serial_b, adjusted;
+    double serial_a, serial_b;
+    /* B's code's work over A's region's: the same computation costs more
+     * when it runs beside others (shared cores, caches, memory bandwidth),
+     * which the model, keeping A's work, cannot know */
+    double inflation;
+    double adjusted; /* the prediction with both taken out */
 } check;
 
 static double own_serial(const profdb *r)
@@ -391,10 +396,15 @@ static size_t whatif_checks(const profdb *A, const profdb *B,
         ck->achieved = B->rows[0].parallelism;
         ck->serial_a = own_serial(A);
         ck->serial_b = own_serial(B);
-        /* A's program with B's serial code in place of its own */
+        ck->inflation = r->work > 0 ? best->work / r->work : NAN;
+        /* A's program with B's serial code in place of its own, and the
+         * region's work as B's code did it (on the critical path at
+         * 1/factor, as the model puts the region there) */
+        double extra = isfinite(ck->inflation) ? (ck->inflation - 1) * r->work
+                                               : 0;
         double span = A->rows[0].work / ck->predicted - ck->serial_a +
-                      ck->serial_b,
-               work = A->rows[0].work - ck->serial_a + ck->serial_b;
+                      ck->serial_b + extra / ck->factor,
+               work = A->rows[0].work - ck->serial_a + ck->serial_b + extra;
         ck->adjusted = span > 0 ? work / span : NAN;
     }
     return n;
@@ -471,7 +481,8 @@ static int write_html(const char *path, const char *dir_a, const char *dir_b,
         fputs("<h2>What-if prediction against the result</h2><table "
               "id=\"diff-checks\"><tr><th class=\"t\">A's region</th>"
               "<th class=\"t\">B's code</th><th>factor achieved</th>"
-              "<th>predicted</th><th>predicted with B's serial code</th>"
+              "<th>predicted</th><th>work B/A</th>"
+              "<th>predicted with B's serial code and work</th>"
               "<th>achieved</th></tr>",
               f);
         for (size_t i = 0; i < nck; i++) {
@@ -484,6 +495,7 @@ static int write_html(const char *path, const char *dir_a, const char *dir_b,
             fputs(")</td>", f);
             html_num_cell(f, ck[i].factor, 3);
             html_num_cell(f, ck[i].predicted, 3);
+            html_num_cell(f, ck[i].inflation, 3);
             html_num_cell(f, ck[i].adjusted, 3);
             html_num_cell(f, ck[i].achieved, 3);
             fputs("</tr>", f);
@@ -491,10 +503,13 @@ static int write_html(const char *path, const char *dir_a, const char *dir_b,
         fputs("</table><p class=\"muted\">Predicted: A's program "
               "parallelism with the region sped up by the factor B's code "
               "achieved (its parallelism), interpolated between A's "
-              "factors. The model keeps the rest of A's code as it was; "
-              "the second column puts in B's own serial code on the "
-              "critical path instead of A's (caches and memory change "
-              "it).</p>",
+              "factors. The model keeps A's work as it was. Work B/A: "
+              "the work of B's code over that of A's region; above 1 when "
+              "the same computation costs more run in parallel (shared "
+              "cores, caches, memory bandwidth: work inflation), which "
+              "raises B's parallelism without making it faster. The next "
+              "column puts in B's own serial code on the critical path "
+              "and B's work for the region instead of A's.</p>",
               f);
     }
     fputs("<h2>Rows</h2><table id=\"diff-rows\"><tr><th class=\"t\">A</th>"
@@ -570,12 +585,26 @@ static void summary(const profdb *A, const profdb *B, const pair *p,
                 ck[i].region->location, ck[i].factor, ck[i].code->directive,
                 ck[i].code->location, ck[i].predicted, ck[i].achieved);
         double d = change(ck[i].serial_a, ck[i].serial_b);
-        if (fabs(d) >= 5)
+        double w = 100 * (ck[i].inflation - 1);
+        int serial_moved = fabs(d) >= 5, work_moved = fabs(w) >= 5;
+        if (serial_moved)
             fprintf(stderr, "whatif diff: the program's own serial code on "
                             "the critical path changed by %+.1f%% from A to "
-                            "B (the prediction keeps A's): with that change, "
-                            "the prediction is %.3f\n",
-                    d, ck[i].adjusted);
+                            "B (the prediction keeps A's)\n", d);
+        if (work_moved)
+            fprintf(stderr, "whatif diff: B's %s did %+.1f%% work against "
+                            "A's region (%s; the prediction keeps A's "
+                            "work)\n",
+                    ck[i].code->directive, w,
+                    w > 0 ? "work inflation: the same code costs more run "
+                            "in parallel, which raises parallelism, not "
+                            "speed"
+                          : "less work: caches or memory favour B");
+        if (serial_moved || work_moved)
+            fprintf(stderr, "whatif diff: with %s, the prediction is %.3f\n",
+                    serial_moved && work_moved ? "both changes"
+                                               : "that change",
+                    ck[i].adjusted);
     }
 }
 

@@ -68,7 +68,7 @@ for k in 1 2 3; do
   OMP_NUM_THREADS=2 "$whatif" run -q --no-report --mode offline -o A -- ./before >/dev/null 2>&1
   OMP_NUM_THREADS=2 "$whatif" run -q --no-report -o B -- ./after >/dev/null 2>&1
   "$whatif" diff -o D A B 2>D.err || { ko "diff failed: $(cat D.err)"; continue; }
-  pred=$(sed -n 's/.*with that change, the prediction is \([0-9.]*\)$/\1/p' D.err)
+  pred=$(sed -n 's/.*with [a-z ]*, the prediction is \([0-9.]*\)$/\1/p' D.err)
   [ -n "$pred" ] || pred=$(sed -n 's/.*predicted program parallelism \([0-9.]*\);.*/\1/p' D.err)
   got=$(sed -n 's/.*; B achieved \([0-9.]*\)$/\1/p' D.err)
   ratios+=("$(awk -v p="${pred:-0}" -v g="${got:-0}" 'BEGIN { printf "%.4f", (g > 0 ? p / g : 0) }')")
