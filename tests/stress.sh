@@ -3,7 +3,8 @@
 # holds when the machine is busy).  Runs the suite of BUILD_DIR N times
 # with `ctest -j2` while two CPU-bound processes (`yes > /dev/null`) run
 # beside it, then N times serially, and prints how many runs passed and
-# which tests failed.  Usage: tests/stress.sh BUILD_DIR [N]  (N: 20)
+# which tests failed, with the lines a failing test printed (the whole
+# output of every run is kept in the log directory).  Usage: tests/stress.sh BUILD_DIR [N]  (N: 20)
 set -uo pipefail
 build=$(realpath "$1"); n=${2:-20}
 log=$(mktemp -d)
@@ -12,10 +13,11 @@ cleanup() { [ ${#hogs[@]} -gt 0 ] && kill "${hogs[@]}" 2>/dev/null; }
 trap cleanup EXIT
 run_suite() { # label k extra-ctest-args...
   local label=$1 k=$2; shift 2
-  if ctest --test-dir "$build" "$@" >"$log/$label-$k.txt" 2>&1; then
+  if ctest --test-dir "$build" --output-on-failure "$@" >"$log/$label-$k.txt" 2>&1; then
     echo pass
   else
     echo "fail: $(grep -E '^\s+[0-9]+ - ' "$log/$label-$k.txt" | awk '{print $3}' | tr '\n' ' ')"
+    grep -E 'FAIL|[Ee]rror|expected' "$log/$label-$k.txt" | grep -v '^Errors while' | head -8 | sed 's/^/    /'
   fi
 }
 for i in 1 2; do yes >/dev/null & hogs+=($!); done
