@@ -11,6 +11,7 @@ int cmd_run(int argc, char **argv);
 int cmd_dump(int argc, char **argv);
 int cmd_report(int argc, char **argv);
 int cmd_diff(int argc, char **argv);
+int cmd_grains(int argc, char **argv);
 
 typedef struct analyze_opts {
     const char *factors;  /* "2,4,inf"; NULL: the run's or the default */

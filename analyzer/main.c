@@ -22,6 +22,8 @@ static void usage(FILE *f)
           "                 the profile as one self-contained web page\n"
           "  diff A B       two runs side by side (before and after a\n"
           "                 change), with the what-if prediction checked\n"
+          "  grains DIR     every task and chunk of an offline run as a grain:\n"
+          "                 grains.csv, the grain graph (GraphML, DOT)\n"
           "  dump TRACE_DIR print a trace's records as text\n"
           "  version        print the version\n"
           "  help           print this text\n"
@@ -45,6 +47,8 @@ int main(int argc, char **argv)
         return cmd_diff(argc - 1, argv + 1);
     if (!strcmp(cmd, "report"))
         return cmd_report(argc - 1, argv + 1);
+    if (!strcmp(cmd, "grains"))
+        return cmd_grains(argc - 1, argv + 1);
     if (!strcmp(cmd, "dump"))
         return cmd_dump(argc - 1, argv + 1);
     if (!strcmp(cmd, "version") || !strcmp(cmd, "--version")) {

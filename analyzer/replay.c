@@ -35,12 +35,24 @@
 
 enum { MAP_NODE = 1, MAP_GROUP = 2 };
 
+/* A grain being replayed (hooks.grain): reported and freed when its node
+ * is released. */
+typedef struct grain_state {
+    replay_grain g;
+} grain_state;
+
 typedef struct id_entry {
     uint64_t id;
     int type;
     ospg_node *node;
     ospg_group *group;
     uint64_t owner;     /* MAP_GROUP: the owner's node id */
+    /* with hooks.grain only: */
+    grain_state *own;   /* MAP_NODE: the node is a grain (owned here) */
+    grain_state *encl;  /* MAP_NODE: the grain whose code it is (NULL:
+                         * the program's) */
+    uint64_t scope;     /* MAP_NODE: its sync scope; MAP_GROUP: the
+                         * worksharing instance */
     UT_hash_handle hh;
 } id_entry;
 
@@ -58,6 +70,8 @@ struct replay_engine {
     const char *unit;   /* what a record's position counts ("byte") */
     int trusted;        /* records from our own profiler: ids are unique */
     int allow_partial;  /* replay_hooks.allow_partial */
+    uint32_t stream;    /* the stream the record being applied came from */
+    uint64_t grains, scopes, instances; /* numbered so far (hooks.grain) */
     /* the record being applied, for messages */
     const char *src;
     uint64_t off;
@@ -79,11 +93,17 @@ static void rec_err(replay *rp, const char *fmt, ...)
     va_end(ap);
 }
 
-/* The core tells us when a node or group is folded: forget its id. */
+/* The core tells us when a node or group is folded: forget its id (and
+ * report the grain it was: nothing below it is left to count). */
 static void on_release(void *arg, void *user)
 {
     replay *rp = arg;
     id_entry *e = user;
+    if (e->own) {
+        rp->hooks.grain(rp->hooks.arg, &e->own->g);
+        free(e->own);
+        e->own = NULL;
+    }
     if (rp->last == e)
         rp->last = NULL;
     if (rp->last_group == e)
@@ -188,6 +208,7 @@ void replay_engine_free(replay_engine *rp)
     id_entry *e, *tmp;
     HASH_ITER(hh, rp->nodes, e, tmp) {
         HASH_DEL(rp->nodes, e);
+        free(e->own);
         free(e);
     }
     HASH_ITER(hh, rp->groups, e, tmp) {
@@ -259,9 +280,60 @@ static int member_group(replay *rp, const trace_rec *r, id_entry **out)
     }
     e->group = g;
     e->owner = r->owner;
+    e->scope = ++rp->instances;
     ospg_group_set_user(g, e);
     *out = e;
     return 1;
+}
+
+/* A grain begins under the node of entry p: numbered, counted as a child
+ * of the grain p's code belongs to.  gr: its worksharing instance. */
+static void grain_init(replay *rp, replay_grain *g, const id_entry *p,
+                       const id_entry *gr, uint32_t loc)
+{
+    memset(g, 0, sizeof(*g));
+    g->id = ++rp->grains;
+    g->parent = p->encl ? p->encl->g.id : 0;
+    g->parent_loc = p->encl ? p->encl->g.loc : OSPG_LOC_PROGRAM;
+    g->depth = p->encl ? p->encl->g.depth + 1 : 1;
+    g->scope = p->scope;
+    g->instance = gr ? gr->scope : 0;
+    g->loc = loc;
+    g->thread = rp->stream;
+    if (p->encl)
+        p->encl->g.children++;
+}
+
+/* hooks.grain: what a node begun as entry e under p is, grain-wise.
+ * Returns -1 when out of memory. */
+static int grain_begin(replay *rp, id_entry *e, const id_entry *p,
+                       const trace_rec *r, const id_entry *gr)
+{
+    e->encl = p->encl;
+    e->scope = r->kind == OSPG_S ? ++rp->scopes : p->scope;
+    if (r->kind != OSPG_P || r->loc == OSPG_LOC_NONE)
+        return 0;
+    if (!(e->own = malloc(sizeof(*e->own))))
+        return -1;
+    grain_init(rp, &e->own->g, p, gr, r->loc);
+    e->encl = e->own;
+    return 0;
+}
+
+/* hooks.grain: a LEAF under p; a grain is reported at once. */
+static void grain_leaf(replay *rp, id_entry *p, const trace_rec *r,
+                       const id_entry *gr)
+{
+    uint64_t work = r->nchildren ? r->work : 0;
+    if (r->kind != OSPG_P || r->loc == OSPG_LOC_NONE) {
+        if (p->encl)
+            p->encl->g.work += work;
+        return;
+    }
+    replay_grain g;
+    grain_init(rp, &g, p, gr, r->loc);
+    g.work = work;
+    rp->hooks.grain(rp->hooks.arg, &g);
 }
 
 int replay_engine_apply(replay_engine *rp, const trace_rec *r,
@@ -298,10 +370,15 @@ int replay_engine_apply(replay_engine *rp, const trace_rec *r,
             return core_error(rp, r, OSPG_ERR_NOMEM);
         e->node = n;
         ospg_node_set_user(n, e);
+        if (rp->hooks.grain && grain_begin(rp, e, p, r, gr))
+            return core_error(rp, r, OSPG_ERR_NOMEM);
         return 1;
     case TRACE_WORK:
         if (!(p = find_node(rp, r->parent)))
             return 0;
+        /* before the core sees it: the last child may fold p away */
+        if (rp->hooks.grain && p->encl)
+            p->encl->g.work += r->work;
         rc = ospg_work_sampled(rp->g, p->node, r->idx, r->work, r->loc,
                                r->region, r->flags, r->samples, r->nsamples);
         return rc ? core_error(rp, r, rc) : 1;
@@ -311,6 +388,8 @@ int replay_engine_apply(replay_engine *rp, const trace_rec *r,
         if (r->group && (rc = member_group(rp, r, &gr)) <= 0)
             return rc;
         ospg_leaf_work w = {r->work, r->wloc, r->region, r->flags};
+        if (rp->hooks.grain) /* before the core folds p away */
+            grain_leaf(rp, p, r, gr);
         rc = ospg_leaf(rp->g, p->node, r->idx, (ospg_kind)r->kind, r->loc,
                        gr ? gr->group : NULL, r->nchildren ? &w : NULL);
         return rc ? core_error(rp, r, rc) : 1;
@@ -327,6 +406,11 @@ int replay_engine_apply(replay_engine *rp, const trace_rec *r,
         }
         if (!(e = find_node(rp, r->id)))
             return 0;
+        if (e->own) { /* ended by the thread that ran it */
+            e->own->g.thread = rp->stream;
+            if (r->loc != OSPG_LOC_NONE)
+                e->own->g.loc = r->loc;
+        }
         rc = ospg_end(rp->g, e->node, r->nchildren, r->loc);
         return rc ? core_error(rp, r, rc) : 1;
     case TRACE_LOC:
@@ -431,6 +515,7 @@ static long step(replay *rp, stream *s, replay_stats *st, char *err,
             s->pending = 1;
             st->records++;
         }
+        rp->stream = trace_reader_stream(s->rd);
         int rc = replay_engine_apply(rp, &s->rec, s->name, s->rec_off);
         if (rc < 0) {
             snprintf(err, errlen, "%s", rp->err);
@@ -664,3 +749,4 @@ done:
     free(paths);
     return ret;
 }
+

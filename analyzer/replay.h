@@ -19,6 +19,27 @@
 #define REPLAY_STREAM_PREFIX "thread-"
 #define REPLAY_STREAM_SUFFIX ".wit"
 
+/* A grain: a task instance or a loop chunk (a P-node with a location),
+ * reported when its whole subtree has folded.  Ids count grains in the
+ * order their records were applied, from 1; 0 is the program. */
+typedef struct replay_grain {
+    uint64_t id;
+    uint64_t parent;    /* the grain whose code created it (0: the program
+                         * or an implicit task) */
+    uint64_t scope;     /* the sync scope it joins (a taskwait, taskgroup,
+                         * barrier phase: its nearest S-node ancestor),
+                         * numbered like grains from 1; 0: the program's end */
+    uint64_t instance;  /* the worksharing instance of a chunk (from 1), 0
+                         * for a task */
+    uint64_t work;      /* its own work: of the W-nodes it holds that no
+                         * nested grain holds */
+    uint64_t children;  /* grains whose parent it is */
+    uint32_t loc;
+    uint32_t parent_loc; /* the parent's location (OSPG_LOC_PROGRAM: 0) */
+    uint32_t thread;    /* the stream (thread) that ended it */
+    uint32_t depth;     /* 1 + its parent's (the program's grains: 1) */
+} replay_grain;
+
 /* What the replay tells its caller besides the graph (all may be NULL). */
 typedef struct replay_hooks {
     void (*meta)(void *arg, const char *key, const char *value);
@@ -39,6 +60,9 @@ typedef struct replay_hooks {
     /* A pass longer than a second says how far it is on stderr, when that
      * is a terminal: "whatif: <progress> NN%" (NULL: never). */
     const char *progress;
+    /* every grain, once its subtree has folded (costs a little memory per
+     * live node; NULL: none tracked) */
+    void (*grain)(void *arg, const replay_grain *g);
 } replay_hooks;
 
 typedef struct replay_stats {

@@ -1,0 +1,31 @@
+/* grains.h - every task and loop chunk of an offline run as a grain
+ * (docs/grains.md): grains.csv, grain_groups.csv, instances.csv and the
+ * grain graph (grains.graphml, grains.dot).
+ */
+#ifndef WHATIF_GRAINS_H
+#define WHATIF_GRAINS_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+typedef struct grains_opts {
+    int full;          /* every grain drawn, or fail when more than full_max */
+    int aggregate;     /* groups drawn, however few grains */
+    size_t full_max;   /* 0: the default (1000) */
+    int partial;       /* a trace cut short: the grains recorded */
+} grains_opts;
+
+typedef struct grains_result {
+    uint64_t grains, groups, instances;
+    uint64_t low_benefit;  /* tasks of parallel benefit below 1 */
+    int full;              /* the graph holds every grain */
+    int partial;
+} grains_result;
+
+/* Replays the trace directory trace_dir and writes the grain files into
+ * outdir (created if needed).  Returns 0, or -1 with one line in err. */
+int grains_write(const char *trace_dir, const char *outdir,
+                 const grains_opts *go, grains_result *res, char *err,
+                 size_t errlen);
+
+#endif

@@ -1,0 +1,46 @@
+/* grainloops.c - loops whose chunking and load balance are known, for
+ * tests/e2e_grain_graph.sh.
+ *
+ *   "dynamic": schedule(dynamic, 10) over 1000 iterations: exactly 100
+ *   chunks, whichever thread takes them.
+ *   "static": schedule(static) over 2 x T iterations of a team of T
+ *   threads: one chunk per thread, the first thread's iterations 3 times
+ *   as long.  Each thread times its own chunk (selftime.h) and the program
+ *   prints the load balance it measured, max over mean of the threads'
+ *   work: "whatif-balance B".
+ */
+#include <omp.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+#include "selftime.h"
+
+int main(void)
+{
+    static double acc[1000];
+#pragma omp parallel for schedule(dynamic, 10)
+    for (int i = 0; i < 1000; i++)
+        acc[i] += i * 0.5;
+
+    int T = omp_get_max_threads();
+    uint64_t *took = calloc((size_t)T, sizeof(*took));
+#pragma omp parallel num_threads(T)
+    {
+        uint64_t mine = 0;
+#pragma omp for schedule(static)
+        for (int i = 0; i < 2 * T; i++)
+            mine += st_burn(i < 2 ? 60 : 20);
+        took[omp_get_thread_num()] = mine;
+    }
+    uint64_t total = 0, most = 0;
+    for (int t = 0; t < T; t++) {
+        total += took[t];
+        if (took[t] > most)
+            most = took[t];
+    }
+    fprintf(stderr, "whatif-balance %.4f\n",
+            (double)most / ((double)total / T));
+    printf("%g\n", acc[999]);
+    free(took);
+    return 0;
+}

@@ -1,0 +1,80 @@
+#!/usr/bin/env bash
+# e2e_grain_graph.sh - `whatif grains`: every task and chunk of an offline
+# run as a grain.  Known answers: fib(n) with a task per call above n = 1
+# has exactly 2F(n+1)-2 task grains, each naming as parent the grain that
+# created it (children counted right), two of them created by the
+# program, and per location the grains' own work sums to what profile.csv
+# says (grains x mean_grain_work); drawn one by one, its graph has a fork
+# and a join per taskwait, is a valid, acyclic GraphML (tests/
+# grain_graph_check.py) and the same DOT; with more grains than
+# --full-max, the graph is aggregated into groups (a location at a
+# depth) whose counts add up.  tests/e2e/grainloops.c: a dynamic loop of
+# exactly 100 chunks, and a static loop whose load balance equals the
+# one the program measured itself (2%).  At 2 and 3 threads.
+# Usage: e2e_grain_graph.sh WHATIF_BINARY WORK_DIR
+set -uo pipefail
+whatif=$(realpath "$1"); work=$(realpath -m "$2")
+root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+mkdir -p "$work" && cd "$work" || exit 1
+pass=0 fail=0
+ok() { pass=$((pass + 1)); }
+ko() { echo "FAIL: $1"; fail=$((fail + 1)); }
+clang-19 -fopenmp -g -O2 "$root/apps/fib.c" -o fib || exit 1
+clang-19 -fopenmp -g -O2 -I"$root/tests/e2e" "$root/tests/e2e/grainloops.c" -o loops || exit 1
+fibn() { python3 -c "a,b=0,1
+for _ in range($1): a,b=b,a+b
+print(a)"; }
+for T in 2 3; do
+  # one by one
+  n=11 want=$((2 * $(fibn 12) - 2))
+  OMP_NUM_THREADS=$T "$whatif" run -q --no-report --mode offline -o f$T -- ./fib $n 2 >/dev/null 2>&1
+  "$whatif" grains -q f$T 2>g.err || ko "T=$T grains failed: $(cat g.err)"
+  got=$(($(wc -l < f$T/grains.csv) - 1))
+  [ "$got" -eq "$want" ] && ok || ko "T=$T fib($n): $got grains, expected $want"
+  bad=$(awk -F, 'NR > 1 { kids[$2]++; said[$1] = $8 } END {
+      for (g in said) if (said[g] != kids[g] + 0) { print "grain " g " says " said[g] " children, " kids[g] + 0 " name it"; exit }
+      if (kids[0] != 2) print kids[0] " grains of the program, expected 2" }' f$T/grains.csv)
+  [ -z "$bad" ] && ok || ko "T=$T fib: $bad"
+  # own work per location against the profile's grains x mean
+  bad=$(awk -F, 'FNR == 1 { file++; next }
+      file == 1 && $9 > 0 { n[$1] = $9; mean[$1] = $10 }
+      file == 2 { sum[$3] += $7; cnt[$3]++ }
+      END { for (l in n) { if (cnt[l] != n[l]) { print l ": " cnt[l] " grains, profile " n[l]; exit }
+                           m = sum[l] / cnt[l]; if (m - mean[l] > 1 || mean[l] - m > 1) { print l ": mean " m ", profile " mean[l]; exit } } }' \
+      f$T/profile.csv f$T/grains.csv)
+  [ -z "$bad" ] && ok || ko "T=$T fib: $bad"
+  chk=$(python3 "$root/tests/grain_graph_check.py" f$T)
+  scopes=$(( $(fibn 12) - 1 ))
+  [ "$chk" = "nodes $((want + 2 * scopes + 2)) edges $((2 * want + scopes + 1)) kinds fork=$scopes,grain=$want,join=$scopes,program=1,program_end=1" ] && ok \
+    || ko "T=$T fib graph: $chk (expected $want grains, $scopes fork/join pairs)"
+  # aggregated
+  "$whatif" grains -q --full-max 100 -o fa$T f$T 2>g.err || ko "T=$T aggregated: $(cat g.err)"
+  chk=$(python3 "$root/tests/grain_graph_check.py" fa$T)
+  groups=$(($(wc -l < fa$T/grain_groups.csv) - 1))
+  sum=$(awk -F, 'NR > 1 { s += $5 } END { print s }' fa$T/grain_groups.csv)
+  # the two task lines at depths 1 to n-1, each created from either line
+  edges=$(echo "$chk" | sed -n 's/.* edges \([0-9]*\) .*/\1/p')
+  [ "$sum" -eq "$want" ] && [ "$groups" -le $((2 * (n - 1))) ] && [ "${chk%% edges*}" = "nodes $((groups + 1))" ] \
+    && [ "${chk##* kinds }" = "group=$groups,program=1" ] && [ "$edges" -ge "$groups" ] && [ "$edges" -le $((2 * groups)) ] && ok \
+    || ko "T=$T aggregated: $groups groups holding $sum grains, graph $chk"
+  "$whatif" grains -q --full --full-max 100 -o fb$T f$T >/dev/null 2>g.err
+  [ $? -eq 1 ] && grep -q "more than --full-max 100" g.err && ok || ko "T=$T --full over the limit: $(cat g.err)"
+  # loops
+  OMP_NUM_THREADS=$T "$whatif" run -q --no-report --mode offline -o l$T -- ./loops >/dev/null 2>l.err
+  "$whatif" grains -q l$T 2>g.err || ko "T=$T loops: $(cat g.err)"
+  src=grainloops.c
+  dyn=$(awk -F, -v l="$src:$(grep -n 'pragma omp parallel for schedule(dynamic' "$root/tests/e2e/$src" | cut -d: -f1)" 'index($2, l) { print $4 }' l$T/instances.csv)
+  [ "$dyn" = 100 ] && ok || ko "T=$T dynamic loop: '$dyn' chunks, expected 100"
+  st=$(awk -F, -v l="$src:$(grep -n 'pragma omp for schedule(static)' "$root/tests/e2e/$src" | cut -d: -f1)" 'index($2, l) { print $4, $5, $9 }' l$T/instances.csv)
+  given=$(sed -n 's/^whatif-balance //p' l.err)
+  if awk -v s="$st" -v T=$T -v g="$given" 'BEGIN { split(s, a, " "); exit !(a[1] == T && a[2] == T && a[3] > 0 && (a[3] - g) / g < 0.02 && (g - a[3]) / g < 0.02) }'; then ok; else
+    ko "T=$T static loop: chunks threads balance '$st', the program measured $given"; fi
+done
+# errors
+OMP_NUM_THREADS=2 "$whatif" run -q --no-report --mode online -o on -- ./loops >/dev/null 2>&1
+"$whatif" grains on >/dev/null 2>err.txt; rc=$?
+[ $rc -eq 1 ] && grep -q "offline run" err.txt && ok || ko "an online run: rc $rc $(cat err.txt)"
+"$whatif" grains --full-max x f2 >/dev/null 2>&1; [ $? -eq 2 ] && ok || ko "--full-max x accepted"
+"$whatif" grains --help | grep -q "usage: whatif grains" && ok || ko "grains --help"
+echo "$pass passed, $fail failed"
+[ $fail -eq 0 ]
