@@ -1481,6 +1481,19 @@ static int finalize(ospg *g, ospg_node *n)
             chain_move(&n->ser[s], &n->best[s]);
         chain_free(&n->best[s]);
     }
+    if (is_grain(n))
+        for (size_t s = 1; s < g->nscen; s++) {
+            const ospg_scenario *sc = &g->scen[s];
+            uint64_t b = sc->grain_burden
+                             ? sc->grain_burden(sc->grain_burden_arg, n->loc)
+                             : 0;
+            if (!b)
+                continue;
+            /* before everything in the grain: on every path through it */
+            n->ser[s].len += b;
+            if (cmap_add(&n->ser[s].crit, n->loc, b))
+                return fail(g, OSPG_ERR_NOMEM);
+        }
     if (n->tm) /* each tag's longest of the two */
         for (size_t s = 0; s < g->nscen; s++) {
             if (cmap_max(&n->tm[s], &n->tm[g->nscen + s]))

@@ -56,6 +56,12 @@ typedef struct ospg_scenario {
     const uint32_t *locs; size_t nlocs;       /* sorted W-node locations */
     double (*region_factor)(void *arg, uint32_t region);
     void *region_factor_arg;
+    /* Burdens, when set: what the runtime spends to start a grain (a
+     * P-node with a location: a task, a chunk) of location loc, added to
+     * the grain's span as if a W-node of its location ran before all of
+     * its children (work is unchanged): burdened span and parallelism. */
+    uint64_t (*grain_burden)(void *arg, uint32_t loc);
+    void *grain_burden_arg;
 } ospg_scenario;
 
 typedef struct ospg ospg;

@@ -22,6 +22,8 @@
  *  7. tags: per tag location, the same longest paths with only its W-nodes
  *     weighing, and its W-nodes' work (step 3-4 attributes their critical
  *     work along with their own location's).
+ * A grain's burden (ospg_scenario.grain_burden) is the weight of its
+ * entry vertex, attributed to the grain's location like a W-node's.
  */
 #include "oracle.h"
 
@@ -46,6 +48,16 @@ uint64_t oracle_weight(const ospg_scenario *scen, size_t s, const gg_node *w)
     if (s == 0)
         return w->work;
     return ospg_scaled_work(&scen[s], w->work, w->loc, w->region);
+}
+
+/* The burden of node N in scenario s: a grain's (a P-node with a
+ * location) where the scenario sets one, else 0. */
+static uint64_t burden(const ospg_scenario *scen, size_t s, const gg_node *N)
+{
+    if (s == 0 || N->kind != OSPG_P || N->loc == OSPG_LOC_NONE ||
+        !scen[s].grain_burden)
+        return 0;
+    return scen[s].grain_burden(scen[s].grain_burden_arg, N->loc);
 }
 
 typedef struct edge {
@@ -314,6 +326,7 @@ static int rule_path(rule_ctx *c, const uint64_t *dag_span, size_t nscen,
                 choice = ch;
             }
         }
+        best += c->w[i]; /* a grain's burden, before all of it */
         c->span[i] = best;
         c->choice[i] = choice;
         if (best != dag_span[i * nscen + s]) {
@@ -342,6 +355,8 @@ static int rule_path(rule_ctx *c, const uint64_t *dag_span, size_t nscen,
                     out[loc_index(locs, nl, tags[t])].crit_rule[s] += c->w[x];
                 continue;
             }
+            if (c->w[x]) /* a grain's burden */
+                out[loc_index(locs, nl, X->loc)].crit_rule[s] += c->w[x];
             if (c->choice[x] >= 0) {
                 c->stack[sp++] = 2 * (size_t)c->choice[x];
                 c->stack[sp++] = 2 * (size_t)c->choice[x] + 1;
@@ -407,6 +422,16 @@ int oracle_compute(const gg_graph *g, size_t nscen, const ospg_scenario *scen,
     for (size_t i = 0; i < n; i++)
         if (g->nodes[i].kind == GG_W)
             vnode[vin[i]] = (int32_t)i;
+    /* the location a vertex's weight counts for: a W-node's, or a grain's
+     * at its entry (its burden) */
+    uint32_t *vloc = xcalloc(nv, sizeof *vloc);
+    unsigned char *vhas = xcalloc(nv, 1); /* vloc[v] holds one */
+    for (size_t i = 0; i < n; i++)
+        if (g->nodes[i].kind == GG_W ||
+            (g->nodes[i].kind == OSPG_P && g->nodes[i].loc != OSPG_LOC_NONE)) {
+            vloc[vin[i]] = g->nodes[i].loc;
+            vhas[vin[i]] = 1;
+        }
 
     /* 2. edges */
     edges E = {0}, D = {0};
@@ -561,6 +586,9 @@ int oracle_compute(const gg_graph *g, size_t nscen, const ospg_scenario *scen,
         for (size_t v = 0; v < nv; v++)
             w[v] = vnode[v] >= 0 ? oracle_weight(scen, s, &g->nodes[vnode[v]])
                                  : 0;
+        for (size_t i = 0; i < n; i++)
+            if (g->nodes[i].kind != GG_W)
+                w[vin[i]] = burden(scen, s, &g->nodes[i]);
         for (size_t i = 0; i < n; i++) {
             uint64_t sp_i;
             if (g->nodes[i].kind == GG_W) {
@@ -606,8 +634,9 @@ int oracle_compute(const gg_graph *g, size_t nscen, const ospg_scenario *scen,
         for (size_t v = 0; v < nv; v++) {
             onpath[v] = fwd[v] != NOPATH && bwd[v] != NOPATH &&
                         fwd[v] + bwd[v] - w[v] == total;
+            if (onpath[v] && vhas[v] && w[v] > 0)
+                locseen[loc_index(locs, nl, vloc[v])] = 1;
             if (onpath[v] && vnode[v] >= 0 && w[v] > 0) {
-                locseen[loc_index(locs, nl, g->nodes[vnode[v]].loc)] = 1;
                 uint32_t tags[W_TAGS_MAX];
                 unsigned char ex[W_TAGS_MAX];
                 size_t nt = w_tags(g, &g->nodes[vnode[v]], tags, ex);
@@ -617,9 +646,9 @@ int oracle_compute(const gg_graph *g, size_t nscen, const ospg_scenario *scen,
         }
         /* one longest path, walked back from exit(root) */
         for (size_t v = nv - 1; v != 0;) {
+            if (vhas[v])
+                out->locs[loc_index(locs, nl, vloc[v])].critical[s] += w[v];
             if (vnode[v] >= 0) {
-                size_t l = loc_index(locs, nl, g->nodes[vnode[v]].loc);
-                out->locs[l].critical[s] += w[v];
                 uint32_t tags[W_TAGS_MAX];
                 unsigned char ex[W_TAGS_MAX];
                 size_t nt = w_tags(g, &g->nodes[vnode[v]], tags, ex);
@@ -665,9 +694,8 @@ int oracle_compute(const gg_graph *g, size_t nscen, const ospg_scenario *scen,
                     if (mx[u] > b)
                         b = mx[u];
                 }
-                uint64_t c = vnode[v] >= 0 &&
-                                     (g->nodes[vnode[v]].loc == L->loc ||
-                                      (L->tag && carries(g, vnode, v, L->loc)))
+                uint64_t c = (vhas[v] && vloc[v] == L->loc) ||
+                                     (L->tag && carries(g, vnode, v, L->loc))
                                  ? w[v] : 0;
                 mn[v] = a + c;
                 mx[v] = b + c;
@@ -690,7 +718,8 @@ int oracle_compute(const gg_graph *g, size_t nscen, const ospg_scenario *scen,
         }
         for (size_t i = 0; i < n; i++)
             rule.w[i] = g->nodes[i].kind == GG_W
-                            ? oracle_weight(scen, s, &g->nodes[i]) : 0;
+                            ? oracle_weight(scen, s, &g->nodes[i])
+                            : burden(scen, s, &g->nodes[i]);
         if (rule_path(&rule, out->node_span, nscen, s, locs, nl, out->locs))
             rc = -1;
     }
@@ -807,6 +836,8 @@ int oracle_compute(const gg_graph *g, size_t nscen, const ospg_scenario *scen,
     free(stack);
     free(next);
     free(vnode);
+    free(vloc);
+    free(vhas);
     free(poff);
     free(pred);
     if (rc)

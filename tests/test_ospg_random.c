@@ -125,6 +125,15 @@ static double region_factor_by_id(void *arg, uint32_t region)
     }
 }
 
+/* Grain burdens for the random scenarios: 0 to 40 by location, none for
+ * one location in five. */
+static uint64_t burden_by_loc(void *arg, uint32_t loc)
+{
+    (void)arg;
+    uint32_t h = loc * 2654435761u;
+    return (h >> 28) % 5 == 0 ? 0 : (h >> 8) % 41;
+}
+
 static void draw_scenarios(trial *t, const gg_graph *g)
 {
     gg_rng r;
@@ -147,6 +156,8 @@ static void draw_scenarios(trial *t, const gg_graph *g)
         if (s == 1) {
             sc->factor = 2;
             draw_subset(&r, 1, nreg, t->regs[s], &nr, 8);
+            if (gg_chance(&r, 30)) /* burdened, regions halved */
+                sc->grain_burden = burden_by_loc;
         } else if (s == 2) {
             sc->factor = INFINITY;
             if (gg_chance(&r, 30) || nwl == 0) {
@@ -161,6 +172,8 @@ static void draw_scenarios(trial *t, const gg_graph *g)
             /* half the time, per-region factors too (annotations) */
             if (gg_chance(&r, 50))
                 sc->region_factor = region_factor_by_id;
+            if (gg_chance(&r, 50))
+                sc->grain_burden = burden_by_loc;
             draw_subset(&r, 1, nreg, t->regs[s], &nr, 8);
             for (size_t k = 0; k < nwl && nl < 8; k++)
                 if (gg_chance(&r, 30))
@@ -738,8 +751,8 @@ static void dump_trial(const gg_graph *g, const trial *t,
            feed_names[t->feed], t->nscen);
     for (size_t s = 1; s < t->nscen; s++) {
         const ospg_scenario *sc = &t->scen[s];
-        printf("scenario %zu: factor %g all_regions %d regions", s, sc->factor,
-               sc->all_regions);
+        printf("scenario %zu: factor %g all_regions %d burden %d regions", s,
+               sc->factor, sc->all_regions, sc->grain_burden != NULL);
         for (size_t k = 0; k < sc->nregions; k++)
             printf(" %u", sc->regions[k]);
         printf(" locs");
