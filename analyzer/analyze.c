@@ -385,6 +385,24 @@ static void note_seconds(report_meta *meta, const char *key, double since)
     report_meta_set(meta, key, num);
 }
 
+/* The burdened scenario's program span and parallelism, in run.json. */
+static int note_burdened(report_meta *meta, const ospg_profile *p,
+                         const scen_set *ss)
+{
+    for (size_t s = 1; s < ss->n && s < p->nscen; s++) {
+        if (strcmp(ss->names[s], "burdened"))
+            continue;
+        char num[32];
+        snprintf(num, sizeof(num), "%llu", (unsigned long long)p->span[s]);
+        if (report_meta_set(meta, "burdened_span", num))
+            return -1;
+        snprintf(num, sizeof(num), "%.3f",
+                 p->span[s] ? (double)p->work / (double)p->span[s] : 0.0);
+        return report_meta_set(meta, "burdened_parallelism", num);
+    }
+    return 0;
+}
+
 int analyze_trace(const char *dir, const char *outdir,
                   const analyze_opts *ao)
 {
@@ -448,9 +466,13 @@ int analyze_trace(const char *dir, const char *outdir,
         fprintf(stderr, "whatif analyze: out of memory\n");
         goto out;
     }
+    /* burdened: measured task creation on every task's path */
+    const char *task_cost = report_meta_get(ms.meta, "task_create_cost");
+    uint64_t burden = task_cost ? strtoull(task_cost, NULL, 10) : 0;
     if (scen_add_all_regions(&ss, factors, nf) ||
         scen_add_each_region(&ss, named, factors, nf) ||
-        scen_add_expected(&ss)) {
+        scen_add_expected(&ss) ||
+        (burden && scen_add_burdened(&ss, named, burden))) {
         fprintf(stderr, "whatif analyze: out of memory\n");
         goto out;
     }
@@ -491,6 +513,10 @@ int analyze_trace(const char *dir, const char *outdir,
                         "be written): the profile covers what was recorded\n");
     }
     note_seconds(ms.meta, "analyzer_profile_seconds", t_profile);
+    if (burden && note_burdened(ms.meta, &prof, &ss)) {
+        fprintf(stderr, "whatif analyze: out of memory\n");
+        goto out;
+    }
     srcloc_merge_profile(&prof, named);
     report_notes_fine_grains(ms.notes, &prof, named, ms.meta);
     report_notes_outliers(ms.notes, &prof, named);

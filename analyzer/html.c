@@ -562,6 +562,23 @@ static void speedup(FILE *f, const profdb *pg)
     }
     fputs("\"><title>lower bound W / ((W - S)/P + S)</title></polyline>",
           f);
+    /* the burdened span: task creation on every task's path */
+    const char *bs = profdb_meta(pg, "burdened_span");
+    double Sb = bs ? strtod(bs, NULL) : NAN;
+    if (Sb > 0) {
+        fputs("<polyline id=\"burdened-bound\" fill=\"none\" "
+              "stroke=\"#f28e2b\" stroke-dasharray=\"2 3\" "
+              "stroke-width=\"2\" points=\"",
+              f);
+        for (int i = 0; i <= 64; i++) {
+            double P = pow(MAX_P, i / 64.0);
+            fprintf(f, "%.1f,%.1f ", px(&x, P),
+                    py(&y, fmax(1, W / ((W - S) / P + Sb))));
+        }
+        fputs("\"><title>burdened lower bound W / ((W - S)/P + "
+              "S_burdened)</title></polyline>",
+              f);
+    }
     for (size_t i = 0; i < pg->ntimings && isfinite(t1); i++) {
         const profdb_timing *t = &pg->timings[i];
         double s = t1 / t->seconds;
@@ -574,9 +591,10 @@ static void speedup(FILE *f, const profdb *pg)
                 s);
     }
     fputs("</svg>", f);
-    fputs("<table id=\"speedup-table\"><tr><th>P</th><th>at least</th>"
-          "<th>at most</th><th>measured</th><th>wall time (s)</th></tr>",
-          f);
+    fprintf(f, "<table id=\"speedup-table\"><tr><th>P</th><th>at least</th>"
+               "<th>at most</th>%s<th>measured</th><th>wall time (s)</th>"
+               "</tr>",
+            Sb > 0 ? "<th>at least, burdened</th>" : "");
     for (int P = 1; P <= MAX_P; P *= 2) {
         double lo = lower_bound(W, S, P), hi = upper_bound(W, S, P), meas = NAN,
                secs = NAN;
@@ -586,6 +604,9 @@ static void speedup(FILE *f, const profdb *pg)
                 meas = t1 / secs;
             }
         fprintf(f, "<tr><td>%d</td><td>%.2f</td><td>%.2f</td>", P, lo, hi);
+        if (Sb > 0)
+            fprintf(f, "<td class=\"burdened\">%.2f</td>",
+                    W / ((W - S) / P + Sb));
         if (isfinite(meas))
             fprintf(f, "<td class=\"meas\">%.2f</td><td>%.3f</td></tr>", meas,
                     secs);
@@ -597,9 +618,12 @@ static void speedup(FILE *f, const profdb *pg)
         int P = pg->timings[i].threads;
         if (!(P & (P - 1)) && P <= MAX_P)
             continue;
-        fprintf(f, "<tr><td>%d</td><td>%.2f</td><td>%.2f</td>"
-                   "<td class=\"meas\">%.2f</td><td>%.3f</td></tr>",
-                P, lower_bound(W, S, P), upper_bound(W, S, P),
+        fprintf(f, "<tr><td>%d</td><td>%.2f</td><td>%.2f</td>", P,
+                lower_bound(W, S, P), upper_bound(W, S, P));
+        if (Sb > 0)
+            fprintf(f, "<td class=\"burdened\">%.2f</td>",
+                    W / ((W - S) / P + Sb));
+        fprintf(f, "<td class=\"meas\">%.2f</td><td>%.3f</td></tr>",
                 t1 / pg->timings[i].seconds, pg->timings[i].seconds);
     }
     fputs("</table><p class=\"muted\">With work W and span S, P cores "
@@ -608,6 +632,12 @@ static void speedup(FILE *f, const profdb *pg)
           "W/((W - S)/P + S) (Brent's bound). Both leave out what parallel "
           "execution adds: scheduling, memory bandwidth, contention.",
           f);
+    if (Sb > 0)
+        fprintf(f, " Burdened (dotted): Brent's bound with the burdened span "
+                   "S_burdened = %.0f, every task's path started after what "
+                   "creating a task cost in this run (task_create_cost): a "
+                   "greedy scheduler that pays that per task.",
+                Sb);
     if (pg->ntimings)
         fputs(" Measured: the program's wall time at one thread over its "
               "wall time at P (<code>whatif run --threads</code>, "

@@ -203,6 +203,8 @@ static int load_scenarios(sqlite3 *db, profdb *pg)
             measured = par;
             continue;
         }
+        if (name && !strcmp(name, "burdened")) /* no factor: run.json's */
+            continue;
         if (!c || strcmp(c->name, name ? name : "")) {
             if (!(c = grow(&pg->curves, &pg->ncurves, sizeof(*c))) ||
                 !(c->name = dup_text((const unsigned char *)name))) {

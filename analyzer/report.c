@@ -855,7 +855,7 @@ static const char *const numeric_keys[] = {
     "trace_streams", "trace_bytes", "analyzer_peak_live_nodes",
     "analyzer_scan_seconds", "analyzer_profile_seconds", "sample_rate_hz",
     "samples", "samples_lost", "task_create_cost", "context", "rank",
-    "ranks", "pid",
+    "ranks", "pid", "burdened_span", "burdened_parallelism",
 };
 
 static int numeric_key(const char *key)

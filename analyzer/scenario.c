@@ -317,6 +317,29 @@ int scen_add_expected(scen_set *ss)
     return 0;
 }
 
+static uint64_t task_burden(void *arg, uint32_t loc)
+{
+    const scen_set *ss = arg;
+    const loctab_entry *e = loctab_get(ss->burden_names, loc);
+    return e && (!strcmp(e->directive, "task") ||
+                 !strcmp(e->directive, "taskloop"))
+               ? ss->task_burden
+               : 0;
+}
+
+int scen_add_burdened(scen_set *ss, const loctab *names, uint64_t task_cost)
+{
+    ospg_scenario *s = add(ss, "burdened", 0);
+    if (!s)
+        return -1;
+    ss->burden_names = names;
+    ss->task_burden = task_cost;
+    s->factor = 0;
+    s->grain_burden = task_burden;
+    s->grain_burden_arg = ss;
+    return 0;
+}
+
 static int cmp_u32(const void *a, const void *b)
 {
     uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;

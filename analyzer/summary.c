@@ -13,6 +13,26 @@
 
 #define SUMMARY_ROWS 12 /* rows after the program */
 
+/* A number of run.json (written bare), as text; "" when absent. */
+static void json_number(const char *path, const char *key, char *buf,
+                        size_t len)
+{
+    buf[0] = 0;
+    FILE *f = fopen(path, "r");
+    if (!f)
+        return;
+    char line[512], want[128];
+    snprintf(want, sizeof(want), "  \"%s\": ", key);
+    while (fgets(line, sizeof(line), f))
+        if (!strncmp(line, want, strlen(want))) {
+            char *v = line + strlen(want);
+            v[strcspn(v, ",\n")] = 0;
+            snprintf(buf, len, "%s", v);
+            break;
+        }
+    fclose(f);
+}
+
 void summary_json_string(const char *path, const char *key, char *buf,
                        size_t len)
 {
@@ -132,6 +152,14 @@ int summary_print(const char *dir)
             fprintf(stderr, "whatif: program: work %s, span %s, parallelism "
                             "%s (metric: %s)\n", fl[3], fl[4], fl[5],
                     metric[0] ? metric : "unknown");
+            char bpar[64], cost[64], unit[64];
+            json_number(json, "burdened_parallelism", bpar, sizeof(bpar));
+            json_number(json, "task_create_cost", cost, sizeof(cost));
+            summary_json_string(json, "metric_unit", unit, sizeof(unit));
+            if (bpar[0] && cost[0])
+                fprintf(stderr, "whatif: burdened parallelism %s (each "
+                                "task's path starting %s %s later: what "
+                                "creating a task cost)\n", bpar, cost, unit);
             fprintf(stderr, "%-32s %-9s %9s %14s %8s %9s\n", "location",
                     "directive", "instances", "work", "parall.",
                     "critical%");

@@ -10,7 +10,10 @@
 # --full-max, the graph is aggregated into groups (a location at a
 # depth) whose counts add up.  tests/e2e/grainloops.c: a dynamic loop of
 # exactly 100 chunks, and a static loop whose load balance equals the
-# one the program measured itself (2%).  At 2 and 3 threads.
+# one the program measured itself (2%).  At 2 and 3 threads.  Burdened:
+# tests/e2e/taskchain.c, 200 nested tasks all on the critical path: the
+# burdened span is exactly the span plus 200 x task_create_cost, and its
+# grains are one per depth, each with parallel benefit work / that cost.
 # Usage: e2e_grain_graph.sh WHATIF_BINARY WORK_DIR
 set -uo pipefail
 whatif=$(realpath "$1"); work=$(realpath -m "$2")
@@ -70,6 +73,19 @@ for T in 2 3; do
   if awk -v s="$st" -v T=$T -v g="$given" 'BEGIN { split(s, a, " "); exit !(a[1] == T && a[2] == T && a[3] > 0 && (a[3] - g) / g < 0.02 && (g - a[3]) / g < 0.02) }'; then ok; else
     ko "T=$T static loop: chunks threads balance '$st', the program measured $given"; fi
 done
+# burdened: a chain of 200 nested tasks, every one on the critical path
+clang-19 -fopenmp -g -O2 -I"$root/tests/e2e" "$root/tests/e2e/taskchain.c" -o chain || exit 1
+OMP_NUM_THREADS=2 "$whatif" run -q --no-report --mode offline -o c -- ./chain 200 >/dev/null 2>&1
+num() { sed -n "s/^  \"$1\": \([0-9.]*\),*$/\1/p" c/run.json; }
+span=$(awk -F, 'NR == 2 { print $5 }' c/profile.csv)
+cost=$(num task_create_cost) bspan=$(num burdened_span)
+wspan=$(awk -F, '$1 == "burdened" && $3 == "program" { print $6 }' c/whatif.csv)
+[ -n "$cost" ] && [ "$cost" -gt 0 ] && [ "$bspan" = "$((span + 200 * cost))" ] && [ "$wspan" = "$bspan" ] && ok \
+  || ko "burdened span $bspan (whatif.csv $wspan), expected span $span + 200 x $cost"
+"$whatif" grains -q c 2>g.err || ko "chain grains: $(cat g.err)"
+if awk -F, -v c="$cost" 'NR > 1 { n++; d[$5]++; if ($11 == "" || ($11 - $7 / c) > 0.01 || ($7 / c - $11) > 0.01) bad = 1 }
+    END { for (k = 1; k <= 200; k++) if (d[k] != 1) bad = 1; exit !(n == 200 && !bad) }' c/grains.csv; then ok; else
+  ko "chain grains: not one per depth 1..200, or a parallel benefit other than work / $cost"; fi
 # errors
 OMP_NUM_THREADS=2 "$whatif" run -q --no-report --mode online -o on -- ./loops >/dev/null 2>&1
 "$whatif" grains on >/dev/null 2>err.txt; rc=$?
