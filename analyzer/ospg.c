@@ -370,6 +370,8 @@ typedef struct stat_entry {
     uint64_t grains;     /* every P-node instance, nested or not */
     uint64_t grain_work; /* their own work (nested grains' left out) */
     uint64_t grain_max;  /* the largest of one grain */
+    uint64_t grain_nmin; /* UINT64_MAX minus the smallest of one grain (0:
+                          * none yet), so that combining is a maximum */
     int tag;             /* a tag location (see "Tags") */
     UT_hash_handle hh;
     uint64_t span[]; /* [nscen]: summed for plain entries, maxed in groups */
@@ -903,6 +905,8 @@ static void stat_combine(ospg *g, stat_entry *dst, const stat_entry *src)
     dst->grain_work += src->grain_work;
     if (src->grain_max > dst->grain_max)
         dst->grain_max = src->grain_max;
+    if (src->grain_nmin > dst->grain_nmin)
+        dst->grain_nmin = src->grain_nmin;
     dst->tag |= src->tag;
     if (dst->key.group) {
         dst->instances = 1;
@@ -1000,6 +1004,8 @@ static int stats_own(ospg *g, ospg_node *n, ospg_node *into)
         into->hot->grain_work += n->grain_own;
         if (n->grain_own > into->hot->grain_max)
             into->hot->grain_max = n->grain_own;
+        if (UINT64_MAX - n->grain_own > into->hot->grain_nmin)
+            into->hot->grain_nmin = UINT64_MAX - n->grain_own;
     }
     return 0;
 }
@@ -2263,6 +2269,7 @@ static int build_profile(ospg *g, ospg_profile *out)
         ls->grains = e->grains;
         ls->grain_work = e->grain_work;
         ls->grain_max = e->grain_max;
+        ls->grain_min = e->grains ? UINT64_MAX - e->grain_nmin : 0;
         ls->span = pool + 2 * g->nscen * i;
         ls->critical = ls->span + g->nscen;
         memcpy(ls->span, e->span, g->nscen * sizeof(uint64_t));

@@ -211,6 +211,7 @@ typedef struct ospg_loc_stat {
     uint64_t grain_work; /* the grains' own work: of the W-nodes they hold
                           * that no nested grain holds */
     uint64_t grain_max;  /* the largest own work of one grain */
+    uint64_t grain_min;  /* the smallest (0 without grains) */
     uint64_t *span;      /* [nscen] sum of their spans */
     uint64_t *critical;  /* [nscen] program critical-path work of W-nodes
                           * located here */

@@ -538,11 +538,13 @@ static void csv_field(out *o, const char *s)
     outc(o, '"');
 }
 
+/* g: the row's grain statistics (NULL: none, the program's row) */
 static void csv_row(out *o, const char *where, const char *directive,
                     uint64_t instances, uint64_t work, uint64_t span,
-                    uint64_t critical, uint64_t program_span, uint64_t grains,
-                    uint64_t grain_work)
+                    uint64_t critical, uint64_t program_span,
+                    const ospg_loc_stat *g)
 {
+    uint64_t grains = g ? g->grains : 0, grain_work = g ? g->grain_work : 0;
     char par[REPORT_NUMBUF], pct[REPORT_NUMBUF];
     report_format_parallelism(par, work, span);
     report_format_percent(pct, critical, program_span);
@@ -550,9 +552,10 @@ static void csv_row(out *o, const char *where, const char *directive,
     outc(o, ',');
     csv_field(o, directive);
     outf(o, ",%" PRIu64 ",%" PRIu64 ",%" PRIu64 ",%s,%" PRIu64 ",%s,%" PRIu64
-            ",%" PRIu64 "\n",
+            ",%" PRIu64 ",%" PRIu64 ",%" PRIu64 "\n",
          instances, work, span, par, critical, pct, grains,
-         grains ? (grain_work + grains / 2) / grains : 0);
+         grains ? (grain_work + grains / 2) / grains : 0,
+         grains ? g->grain_min : 0, grains ? g->grain_max : 0);
 }
 
 typedef struct csv_item {
@@ -685,15 +688,16 @@ int report_fprint_profile_csv(FILE *f, const char *name,
 
     out o = { f, 0 };
     outs(&o, "location,directive,instances,work,span,parallelism,"
-             "critical_work,critical_percent,grains,mean_grain_work\n");
+             "critical_work,critical_percent,grains,mean_grain_work,"
+             "min_grain_work,max_grain_work\n");
     const ospg_loc_stat *ps = program_stat(p);
     csv_row(&o, "program", "program", ps ? ps->instances : 1, p->work, pspan,
-            ps ? ps->critical[scen] : 0, pspan, 0, 0);
+            ps ? ps->critical[scen] : 0, pspan, NULL);
     for (size_t i = 0; i < n; i++) {
         const ospg_loc_stat *st = order[i]->st;
         csv_row(&o, order[i]->name.where, order[i]->name.directive,
                 st->instances, st->work, st->span[scen], st->critical[scen],
-                pspan, st->grains, st->grain_work);
+                pspan, st);
     }
     free(items);
     free(order);
@@ -1012,6 +1016,7 @@ static const char db_schema[] =
     " work INTEGER NOT NULL, span INTEGER NOT NULL, parallelism REAL,"
     " critical_work INTEGER NOT NULL, critical_percent REAL NOT NULL,"
     " grains INTEGER NOT NULL, grain_work INTEGER NOT NULL,"
+    " grain_min INTEGER NOT NULL, grain_max INTEGER NOT NULL,"
     " PRIMARY KEY(scenario, location_id));\n"
     "CREATE VIEW profile_named AS SELECT p.scenario AS scenario,"
     " s.name AS scenario_name, s.factor AS factor,"
@@ -1020,7 +1025,8 @@ static const char db_schema[] =
     " p.span AS span, p.parallelism AS parallelism,"
     " p.critical_work AS critical_work,"
     " p.critical_percent AS critical_percent, p.grains AS grains,"
-    " p.grain_work AS grain_work"
+    " p.grain_work AS grain_work, p.grain_min AS grain_min,"
+    " p.grain_max AS grain_max"
     " FROM profile p JOIN scenario s ON s.id = p.scenario"
     " LEFT JOIN location l ON l.id = p.location_id;\n"
     "CREATE VIEW critical_line AS SELECT location,"
@@ -1096,8 +1102,9 @@ static int db_serial(db_ctx *c, const loctab *lt, const loctab_entry *e)
 
 static int db_prof(db_ctx *c, size_t scen, uint32_t loc, uint64_t instances,
                    uint64_t work, uint64_t span, uint64_t critical,
-                   uint64_t program_span, uint64_t grains, uint64_t grain_work)
+                   uint64_t program_span, const ospg_loc_stat *g)
 {
+    uint64_t grains = g ? g->grains : 0;
     sqlite3_stmt *st = c->prof;
     int rc = sqlite3_bind_int64(st, 1, (sqlite3_int64)scen);
     if (rc == SQLITE_OK)
@@ -1117,7 +1124,11 @@ static int db_prof(db_ctx *c, size_t scen, uint32_t loc, uint64_t instances,
     if (rc == SQLITE_OK)
         rc = sqlite3_bind_int64(st, 9, clamp_i64(grains));
     if (rc == SQLITE_OK)
-        rc = sqlite3_bind_int64(st, 10, clamp_i64(grain_work));
+        rc = sqlite3_bind_int64(st, 10, clamp_i64(g ? g->grain_work : 0));
+    if (rc == SQLITE_OK)
+        rc = sqlite3_bind_int64(st, 11, clamp_i64(grains ? g->grain_min : 0));
+    if (rc == SQLITE_OK)
+        rc = sqlite3_bind_int64(st, 12, clamp_i64(grains ? g->grain_max : 0));
     return rc == SQLITE_OK ? db_step(st) : rc;
 }
 
@@ -1160,8 +1171,10 @@ static int db_fill(db_ctx *c, const ospg_profile *p, const loctab *lt,
         (rc = sqlite3_prepare_v2(db, "INSERT INTO profile(scenario,"
                                  " location_id, instances, work, span,"
                                  " parallelism, critical_work,"
-                                 " critical_percent, grains, grain_work)"
-                                 " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                                 " critical_percent, grains, grain_work,"
+                                 " grain_min, grain_max)"
+                                 " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?,"
+                                 " ?)",
                                  -1, &c->prof, NULL)) != SQLITE_OK ||
         (rc = sqlite3_prepare_v2(db, "INSERT OR REPLACE INTO note(location_id,"
                                  " note, value, text) VALUES (?, ?, ?, ?)",
@@ -1246,7 +1259,7 @@ static int db_fill(db_ctx *c, const ospg_profile *p, const loctab *lt,
     for (size_t s = 0; s < p->nscen; s++) {
         uint64_t pspan = p->span[s];
         rc = db_prof(c, s, OSPG_LOC_PROGRAM, ps ? ps->instances : 1, p->work,
-                     pspan, ps ? ps->critical[s] : 0, pspan, 0, 0);
+                     pspan, ps ? ps->critical[s] : 0, pspan, NULL);
         if (rc != SQLITE_OK)
             return rc;
         for (size_t i = 0; i < p->nlocs; i++) {
@@ -1254,7 +1267,7 @@ static int db_fill(db_ctx *c, const ospg_profile *p, const loctab *lt,
             if (st->loc == OSPG_LOC_PROGRAM)
                 continue;
             rc = db_prof(c, s, st->loc, st->instances, st->work, st->span[s],
-                         st->critical[s], pspan, st->grains, st->grain_work);
+                         st->critical[s], pspan, st);
             if (rc != SQLITE_OK)
                 return rc;
         }

@@ -131,6 +131,8 @@ int srcloc_merge_profile(ospg_profile *p, const loctab *lt)
         }
         into->instances += ls->instances;
         into->work += ls->work;
+        if (ls->grains && (!into->grains || ls->grain_min < into->grain_min))
+            into->grain_min = ls->grain_min;
         into->grains += ls->grains;
         into->grain_work += ls->grain_work;
         if (ls->grain_max > into->grain_max)

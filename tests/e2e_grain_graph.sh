@@ -46,6 +46,13 @@ for T in 2 3; do
                            m = sum[l] / cnt[l]; if (m - mean[l] > 1 || mean[l] - m > 1) { print l ": mean " m ", profile " mean[l]; exit } } }' \
       f$T/profile.csv f$T/grains.csv)
   [ -z "$bad" ] && ok || ko "T=$T fib: $bad"
+  # min_grain_work and max_grain_work: the least and most of grains.csv
+  bad=$(awk -F, 'FNR == 1 { file++; next }
+      file == 1 && $9 > 0 { lo[$1] = $11; hi[$1] = $12 }
+      file == 2 { if (!($3 in a) || $7 < a[$3]) a[$3] = $7; if ($7 > b[$3]) b[$3] = $7 }
+      END { for (l in lo) if (a[l] != lo[l] || b[l] != hi[l]) { print l ": " a[l] ".." b[l] ", profile " lo[l] ".." hi[l]; exit } }' \
+      f$T/profile.csv f$T/grains.csv)
+  [ -z "$bad" ] && ok || ko "T=$T fib min/max grain work: $bad"
   chk=$(python3 "$root/tests/grain_graph_check.py" f$T)
   scopes=$(( $(fibn 12) - 1 ))
   [ "$chk" = "nodes $((want + 2 * scopes + 2)) edges $((2 * want + scopes + 1)) kinds fork=$scopes,grain=$want,join=$scopes,program=1,program_end=1" ] && ok \

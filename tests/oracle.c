@@ -812,6 +812,10 @@ int oracle_compute(const gg_graph *g, size_t nscen, const ospg_scenario *scen,
                             : NULL;
         if (L && own[i] > L->grain_max)
             L->grain_max = own[i];
+        if (L && (!L->grain_seen || own[i] < L->grain_min))
+            L->grain_min = own[i];
+        if (L)
+            L->grain_seen = 1;
     }
     free(own);
 

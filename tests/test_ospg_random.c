@@ -667,14 +667,16 @@ static void compare(const gg_graph *g, const trial *t, const oracle_profile *o,
                    (unsigned long long)pl->work,
                    (unsigned long long)ol->work);
         if (pl->grains != ol->grains || pl->grain_work != ol->grain_work ||
-            pl->grain_max != ol->grain_max)
-            report(R, "loc %u: grains %llu of work %llu (largest %llu), "
-                   "expected %llu of %llu (%llu)",
+            pl->grain_max != ol->grain_max || pl->grain_min != ol->grain_min)
+            report(R, "loc %u: grains %llu of work %llu (%llu to %llu), "
+                   "expected %llu of %llu (%llu to %llu)",
                    ol->loc, (unsigned long long)pl->grains,
                    (unsigned long long)pl->grain_work,
+                   (unsigned long long)pl->grain_min,
                    (unsigned long long)pl->grain_max,
                    (unsigned long long)ol->grains,
                    (unsigned long long)ol->grain_work,
+                   (unsigned long long)ol->grain_min,
                    (unsigned long long)ol->grain_max);
         for (size_t s = 0; s < ns; s++) {
             if (pl->span[s] != ol->span[s])
