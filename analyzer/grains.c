@@ -18,7 +18,10 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#include <sqlite3.h>
+
 #include "cli.h"
+#include "html.h"
 #include "loctab.h"
 #include "replay.h"
 #include "report.h"
@@ -663,6 +666,135 @@ static int write_graphs(const char *outdir, collect *c, int full,
     return ok && !r1 && !r2 ? 0 : -1;
 }
 
+/* ---- The run's database ----
+ *
+ * The groups, their edges and the worksharing instances go into the run's
+ * profile.db too (tables grain_group, grain_edge, grain_instance, replaced
+ * whole), where whatif report draws them. */
+
+static int db_text(sqlite3_stmt *st, int col, const char *s)
+{
+    return sqlite3_bind_text(st, col, s ? s : "?", -1, SQLITE_TRANSIENT);
+}
+
+static int db_groups(sqlite3 *db, collect *c)
+{
+    sqlite3_stmt *st = NULL;
+    int rc = sqlite3_prepare_v2(db, "INSERT INTO grain_group VALUES (?, ?, "
+                                    "?, ?, ?, ?, ?, ?, ?, ?)",
+                                -1, &st, NULL);
+    for (group *gr = c->groups; rc == SQLITE_OK && gr; gr = gr->hh.next) {
+        const loctab_entry *e = name_of(c, gr->key.loc);
+        sqlite3_bind_int64(st, 1, (sqlite3_int64)gr->id);
+        db_text(st, 2, e ? e->where : NULL);
+        db_text(st, 3, e ? e->directive : NULL);
+        sqlite3_bind_int64(st, 4, gr->key.depth);
+        sqlite3_bind_int64(st, 5, (sqlite3_int64)gr->count);
+        sqlite3_bind_int64(st, 6, (sqlite3_int64)gr->work);
+        sqlite3_bind_int64(st, 7, (sqlite3_int64)(gr->count ? gr->min : 0));
+        sqlite3_bind_int64(st, 8, (sqlite3_int64)median(gr));
+        sqlite3_bind_int64(st, 9, (sqlite3_int64)gr->max);
+        sqlite3_bind_int64(st, 10, (sqlite3_int64)gr->low_benefit);
+        rc = sqlite3_step(st) == SQLITE_DONE ? SQLITE_OK : SQLITE_ERROR;
+        sqlite3_reset(st);
+    }
+    sqlite3_finalize(st);
+    if (rc != SQLITE_OK)
+        return rc;
+    rc = sqlite3_prepare_v2(db, "INSERT INTO grain_edge VALUES (?, ?, ?)", -1,
+                            &st, NULL);
+    for (group_edge *e = c->edges; rc == SQLITE_OK && e; e = e->hh.next) {
+        sqlite3_bind_int64(st, 1, (sqlite3_int64)e->key.from);
+        sqlite3_bind_int64(st, 2, (sqlite3_int64)e->key.to);
+        sqlite3_bind_int64(st, 3, (sqlite3_int64)e->count);
+        rc = sqlite3_step(st) == SQLITE_DONE ? SQLITE_OK : SQLITE_ERROR;
+        sqlite3_reset(st);
+    }
+    sqlite3_finalize(st);
+    return rc;
+}
+
+static int db_instances(sqlite3 *db, collect *c)
+{
+    sqlite3_stmt *st = NULL;
+    int rc = sqlite3_prepare_v2(db, "INSERT INTO grain_instance VALUES (?, "
+                                    "?, ?, ?, ?, ?, ?, ?)",
+                                -1, &st, NULL);
+    for (instance *in = c->instances; rc == SQLITE_OK && in;
+         in = in->hh.next) {
+        uint64_t total = 0, most = 0, threads = 0;
+        for (uint32_t t = 0; t < in->nthreads; t++) {
+            threads += in->thread_work[t] > 0;
+            total += in->thread_work[t];
+            if (in->thread_work[t] > most)
+                most = in->thread_work[t];
+        }
+        const loctab_entry *e = name_of(c, in->loc);
+        sqlite3_bind_int64(st, 1, (sqlite3_int64)in->id);
+        db_text(st, 2, e ? e->where : NULL);
+        db_text(st, 3, e ? e->directive : NULL);
+        sqlite3_bind_int64(st, 4, (sqlite3_int64)in->chunks);
+        sqlite3_bind_int64(st, 5, (sqlite3_int64)threads);
+        sqlite3_bind_int64(st, 6, (sqlite3_int64)total);
+        sqlite3_bind_int64(st, 7, (sqlite3_int64)most);
+        if (threads && total)
+            sqlite3_bind_double(st, 8,
+                                (double)most * threads / (double)total);
+        else
+            sqlite3_bind_null(st, 8);
+        rc = sqlite3_step(st) == SQLITE_DONE ? SQLITE_OK : SQLITE_ERROR;
+        sqlite3_reset(st);
+    }
+    sqlite3_finalize(st);
+    return rc;
+}
+
+/* Writes the grain tables into dir/profile.db.  Returns 0, 1 when there
+ * is no profile.db there, -1 with err set. */
+static int db_write(const char *dir, collect *c, char *err, size_t errlen)
+{
+    char path[PATH_MAX + 32];
+    snprintf(path, sizeof(path), "%s/profile.db", dir);
+    struct stat sb;
+    if (stat(path, &sb))
+        return 1;
+    sqlite3 *db = NULL;
+    int rc = sqlite3_open_v2(path, &db, SQLITE_OPEN_READWRITE, NULL);
+    if (rc == SQLITE_OK) {
+        sqlite3_busy_timeout(db, 2000);
+        rc = sqlite3_exec(
+            db,
+            "BEGIN; DROP TABLE IF EXISTS grain_group;"
+            " DROP TABLE IF EXISTS grain_edge;"
+            " DROP TABLE IF EXISTS grain_instance;"
+            " CREATE TABLE grain_group(id INTEGER PRIMARY KEY,"
+            " location TEXT NOT NULL, directive TEXT NOT NULL,"
+            " depth INTEGER NOT NULL, grains INTEGER NOT NULL,"
+            " work INTEGER NOT NULL, min_work INTEGER NOT NULL,"
+            " median_work INTEGER NOT NULL, max_work INTEGER NOT NULL,"
+            " low_benefit INTEGER NOT NULL);"
+            " CREATE TABLE grain_edge(from_group INTEGER NOT NULL,"
+            " to_group INTEGER NOT NULL, grains INTEGER NOT NULL);"
+            " CREATE TABLE grain_instance(id INTEGER PRIMARY KEY,"
+            " location TEXT NOT NULL, directive TEXT NOT NULL,"
+            " chunks INTEGER NOT NULL, threads INTEGER NOT NULL,"
+            " work INTEGER NOT NULL, max_thread_work INTEGER NOT NULL,"
+            " load_balance REAL);",
+            NULL, NULL, NULL);
+    }
+    if (rc == SQLITE_OK)
+        rc = db_groups(db, c);
+    if (rc == SQLITE_OK)
+        rc = db_instances(db, c);
+    if (rc == SQLITE_OK)
+        rc = sqlite3_exec(db, "COMMIT", NULL, NULL, NULL);
+    if (rc != SQLITE_OK)
+        snprintf(err, errlen, "%s: %s", path,
+                 db ? sqlite3_errmsg(db) : "cannot open");
+    sqlite3_close(db);
+    return rc == SQLITE_OK ? 0 : -1;
+}
+
 static void collect_free(collect *c)
 {
     group *gr, *gt;
@@ -770,6 +902,23 @@ int grains_write(const char *trace_dir, const char *outdir,
     }
     if (write_graphs(outdir, &c, full, err, errlen))
         goto out;
+    /* the run's database and report, when it has them */
+    int in_db = db_write(go->run_dir ? go->run_dir : outdir, &c, err, errlen);
+    if (in_db < 0)
+        goto out;
+    res->in_report = 0;
+    if (in_db == 0) {
+        char rep[PATH_MAX + 32];
+        snprintf(rep, sizeof(rep), "%s/report.html",
+                 go->run_dir ? go->run_dir : outdir);
+        struct stat rsb;
+        if (!stat(rep, &rsb)) {
+            if (html_report(go->run_dir ? go->run_dir : outdir, NULL, err,
+                            errlen))
+                goto out;
+            res->in_report = 1;
+        }
+    }
     res->grains = c.ngrains;
     res->groups = c.ngroups;
     res->instances = HASH_COUNT(c.instances);
@@ -859,6 +1008,8 @@ int cmd_grains(int argc, char **argv)
     int run_dir = snprintf(trace, sizeof(trace), "%s/trace", dir) <
                       (int)sizeof(trace) &&
                   stat(trace, &sb) == 0 && S_ISDIR(sb.st_mode);
+    if (run_dir)
+        go.run_dir = dir;
     if (!run_dir) {
         if (stat(dir, &sb) == 0 && S_ISDIR(sb.st_mode) &&
             snprintf(trace, sizeof(trace), "%s/profile.db", dir) > 0 &&
@@ -892,6 +1043,9 @@ int cmd_grains(int argc, char **argv)
                         "instances.csv, grains.graphml and grains.dot (%s)\n",
                 out ? out : dir,
                 res.full ? "every grain" : "aggregated: one node per group");
+        if (res.in_report)
+            fprintf(stderr, "whatif grains: %s/report.html shows the grain "
+                            "groups\n", dir);
         if (res.partial)
             fprintf(stderr, "whatif grains: the trace is incomplete: the "
                             "grains are those recorded\n");

@@ -13,12 +13,16 @@ typedef struct grains_opts {
     int aggregate;     /* groups drawn, however few grains */
     size_t full_max;   /* 0: the default (1000) */
     int partial;       /* a trace cut short: the grains recorded */
+    const char *run_dir; /* the run's directory: its profile.db gets the
+                          * grain tables, its report.html (if any) is
+                          * written again; NULL: outdir */
 } grains_opts;
 
 typedef struct grains_result {
     uint64_t grains, groups, instances;
     uint64_t low_benefit;  /* tasks of parallel benefit below 1 */
     int full;              /* the graph holds every grain */
+    int in_report;         /* the run's report.html shows them */
     int partial;
 } grains_result;
 

@@ -916,6 +916,7 @@ int html_report(const char *dir, const char *out, char *err, size_t errlen)
     speedup(f, &pg);
     profile_table(f, &pg);
     notes(f, &pg);
+    html_grains(f, &pg);
     sources(f, &pg);
     fputs("<p class=\"muted\">Written by whatif ", f);
     html_escape(f, profdb_meta(&pg, "tool_version"));

@@ -24,4 +24,9 @@ void html_escape(FILE *f, const char *s);
 /* A table cell of v with decimals ("-" for NaN, "inf"). */
 void html_num_cell(FILE *f, double v, int decimals);
 
+/* The grain section (html_grains.c): the aggregated grain graph and what
+ * it flags, when whatif grains stored them; nothing otherwise. */
+struct profdb;
+void html_grains(FILE *f, const struct profdb *pg);
+
 #endif

@@ -288,6 +288,72 @@ static int load_timings(sqlite3 *db, profdb *pg)
     return rc;
 }
 
+/* The tables of whatif grains, when it ran on this run. */
+static int load_grains(sqlite3 *db, profdb *pg)
+{
+    if (!table_exists(db, "grain_group") || !table_exists(db, "grain_edge") ||
+        !table_exists(db, "grain_instance"))
+        return 0;
+    sqlite3_stmt *st;
+    int rc = 0;
+    if (sqlite3_prepare_v2(db, "SELECT location, directive, id, depth, "
+                               "grains, work, min_work, median_work, "
+                               "max_work, low_benefit FROM grain_group "
+                               "ORDER BY depth, location, directive",
+                           -1, &st, NULL) != SQLITE_OK)
+        return -1;
+    while (!rc && sqlite3_step(st) == SQLITE_ROW) {
+        profdb_grain_group *g = grow(&pg->groups, &pg->ngroups, sizeof(*g));
+        if (!g || !(g->location = dup_text(sqlite3_column_text(st, 0))) ||
+            !(g->directive = dup_text(sqlite3_column_text(st, 1)))) {
+            rc = -1;
+            break;
+        }
+        double *v[] = {&g->id, &g->depth, &g->grains, &g->work, &g->min_work,
+                       &g->median_work, &g->max_work, &g->low_benefit};
+        for (int k = 0; k < 8; k++)
+            *v[k] = col_num(st, k + 2);
+    }
+    sqlite3_finalize(st);
+    if (rc || sqlite3_prepare_v2(db, "SELECT from_group, to_group, grains "
+                                     "FROM grain_edge",
+                                 -1, &st, NULL) != SQLITE_OK)
+        return -1;
+    while (!rc && sqlite3_step(st) == SQLITE_ROW) {
+        profdb_grain_edge *e = grow(&pg->gedges, &pg->ngedges, sizeof(*e));
+        if (!e) {
+            rc = -1;
+            break;
+        }
+        e->from = col_num(st, 0);
+        e->to = col_num(st, 1);
+        e->grains = col_num(st, 2);
+    }
+    sqlite3_finalize(st);
+    if (rc || sqlite3_prepare_v2(db, "SELECT location, directive, id, "
+                                     "chunks, threads, work, load_balance "
+                                     "FROM grain_instance ORDER BY "
+                                     "load_balance DESC, work DESC LIMIT 1000",
+                                 -1, &st, NULL) != SQLITE_OK)
+        return -1;
+    while (!rc && sqlite3_step(st) == SQLITE_ROW) {
+        profdb_grain_instance *in =
+            grow(&pg->instances, &pg->ninstances, sizeof(*in));
+        if (!in || !(in->location = dup_text(sqlite3_column_text(st, 0))) ||
+            !(in->directive = dup_text(sqlite3_column_text(st, 1)))) {
+            rc = -1;
+            break;
+        }
+        in->id = col_num(st, 2);
+        in->chunks = col_num(st, 3);
+        in->threads = col_num(st, 4);
+        in->work = col_num(st, 5);
+        in->load_balance = col_num(st, 6);
+    }
+    sqlite3_finalize(st);
+    return rc;
+}
+
 /* Splits a CSV line in place into at most max fields (quotes removed,
  * doubled quotes kept single).  Returns the count. */
 static int csv_fields(char *line, char **f, int max)
@@ -399,6 +465,17 @@ void profdb_free(profdb *pg)
     free(pg->curves);
     free(pg->notes);
     free(pg->timings);
+    for (size_t i = 0; i < pg->ngroups; i++) {
+        free(pg->groups[i].location);
+        free(pg->groups[i].directive);
+    }
+    for (size_t i = 0; i < pg->ninstances; i++) {
+        free(pg->instances[i].location);
+        free(pg->instances[i].directive);
+    }
+    free(pg->groups);
+    free(pg->gedges);
+    free(pg->instances);
 }
 
 int profdb_load(const char *dir, profdb *pg, char *err, size_t errlen)
@@ -436,6 +513,7 @@ int profdb_load(const char *dir, profdb *pg, char *err, size_t errlen)
     } else if (load_meta(db, pg) || load_rows(db, pg) || load_lines(db, pg) ||
                load_serial(db, pg) || load_scenarios(db, pg) ||
                load_notes(db, pg) || load_timings(db, pg) ||
+               load_grains(db, pg) ||
                load_opportunities(dir, pg)) {
         snprintf(err, errlen, "%s: %s", path, sqlite3_errmsg(db));
         rc = -1;

@@ -48,6 +48,21 @@ typedef struct profdb_timing {
     double seconds;
 } profdb_timing;
 
+typedef struct profdb_grain_group {   /* whatif grains: a location at a depth */
+    char *location, *directive;
+    double id, depth, grains, work, min_work, median_work, max_work,
+        low_benefit;
+} profdb_grain_group;
+
+typedef struct profdb_grain_edge {
+    double from, to, grains;
+} profdb_grain_edge;
+
+typedef struct profdb_grain_instance { /* a worksharing instance */
+    char *location, *directive;
+    double id, chunks, threads, work, load_balance;
+} profdb_grain_instance;
+
 typedef struct profdb {
     profdb_kv *meta;
     size_t nmeta;
@@ -63,6 +78,12 @@ typedef struct profdb {
     size_t nnotes;
     profdb_timing *timings;
     size_t ntimings;
+    profdb_grain_group *groups;       /* none until whatif grains ran */
+    size_t ngroups;
+    profdb_grain_edge *gedges;
+    size_t ngedges;
+    profdb_grain_instance *instances; /* the least balanced first */
+    size_t ninstances;
 } profdb;
 
 /* Reads dir/profile.db (and dir/opportunities.csv) into pg.  Returns 0,

@@ -14,6 +14,8 @@
 # tests/e2e/taskchain.c, 200 nested tasks all on the critical path: the
 # burdened span is exactly the span plus 200 x task_create_cost, and its
 # grains are one per depth, each with parallel benefit work / that cost.
+# The report draws every group (colored by the script in the browser),
+# lists the low-benefit groups and the imbalanced loop instance.
 # Usage: e2e_grain_graph.sh WHATIF_BINARY WORK_DIR
 set -uo pipefail
 whatif=$(realpath "$1"); work=$(realpath -m "$2")
@@ -80,6 +82,25 @@ for T in 2 3; do
   if awk -v s="$st" -v T=$T -v g="$given" 'BEGIN { split(s, a, " "); exit !(a[1] == T && a[2] == T && a[3] > 0 && (a[3] - g) / g < 0.02 && (g - a[3]) / g < 0.02) }'; then ok; else
     ko "T=$T static loop: chunks threads balance '$st', the program measured $given"; fi
 done
+# the report draws the groups that whatif grains stored in profile.db
+"$whatif" report -q f2 2>r.err || ko "report after grains: $(cat r.err)"
+drawn=$(grep -o 'class="grain-group"' f2/report.html | wc -l)
+groups=$(sqlite3 f2/profile.db "select count(*) from grain_group")
+flag=$(grep -c 'id="grain-flagged"' f2/report.html)
+low=$(awk -F, 'NR > 1 && $10 > 0' f2/grain_groups.csv | wc -l)
+[ "$drawn" -eq "$groups" ] && [ "$groups" -eq "$(($(wc -l < f2/grain_groups.csv) - 1))" ] && [ "$flag" -eq $((low > 0)) ] && ok \
+  || ko "report: $drawn groups drawn of $groups, flagged table $flag with $low low-benefit groups"
+"$whatif" report -q l2 && grep -q 'id="grain-imbalance"' l2/report.html && ok || ko "report: no imbalanced loop instance listed"
+if ! grep -Eiq "https?:|url\(" f2/report.html; then ok; else ko "the grain section names something outside the page"; fi
+browser=$(command -v chromium || command -v chromium-browser || true)
+if [ -n "$browser" ]; then
+  prof=$(mktemp -d "$work/chrome.XXXXXX")
+  timeout 120 "$browser" --headless --no-sandbox --disable-gpu --no-first-run \
+    --host-resolver-rules="MAP * ~NOTFOUND" --proxy-server="127.0.0.1:9" \
+    --user-data-dir="$prof" --dump-dom "file://$work/f2/report.html" 2>/dev/null > dom.html
+  painted=$(grep -o 'class="grain-group"[^>]*fill="rgb([0-9, ]*)"' dom.html | wc -l)
+  [ "$painted" -eq "$groups" ] && ok || ko "in the browser, $painted of $groups groups colored by the metric"
+fi
 # burdened: a chain of 200 nested tasks, every one on the critical path
 clang-19 -fopenmp -g -O2 -I"$root/tests/e2e" "$root/tests/e2e/taskchain.c" -o chain || exit 1
 OMP_NUM_THREADS=2 "$whatif" run -q --no-report --mode offline -o c -- ./chain 200 >/dev/null 2>&1
