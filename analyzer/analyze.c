@@ -467,8 +467,11 @@ int analyze_trace(const char *dir, const char *outdir,
         goto out;
     }
     /* burdened: measured task creation on every task's path */
+    /* (the cost is in ns: only a time metric can take it) */
     const char *task_cost = report_meta_get(ms.meta, "task_create_cost");
-    uint64_t burden = task_cost ? strtoull(task_cost, NULL, 10) : 0;
+    const char *unit = report_meta_get(ms.meta, "metric_unit");
+    uint64_t burden = task_cost && unit && !strcmp(unit, "ns")
+                          ? strtoull(task_cost, NULL, 10) : 0;
     if (scen_add_all_regions(&ss, factors, nf) ||
         scen_add_each_region(&ss, named, factors, nf) ||
         scen_add_expected(&ss) ||

@@ -4,7 +4,8 @@
  * One replay of the trace reports each grain once its subtree has folded
  * (replay_hooks.grain).  Rows go to grains.csv as they come; what the
  * graphs and the summaries need is kept: per group (the grains of one
- * location at one depth of the grain tree) their count and work, per
+ * location at one depth of the grain tree) their count and every
+ * grain's work (8 bytes a grain, for the median), per
  * worksharing instance the work of each thread, and the grains
  * themselves only while there are few enough to draw one by one.
  */
@@ -32,6 +33,10 @@
 /* Grains drawn one by one at most (with their fork and join points);
  * above, the graph shows groups. */
 #define FULL_MAX_DEFAULT 1000
+
+/* Threads whose chunk work an instance keeps apart (stream ids, which
+ * the profiler numbers from 0). */
+#define THREADS_MAX 65536
 
 /* The grains of one location at one depth: one node of the aggregated
  * graph. */
@@ -184,6 +189,8 @@ static int instance_add(collect *c, const replay_grain *g)
         in->loc = g->loc;
         HASH_ADD(hh, c->instances, id, sizeof(in->id), in);
     }
+    if (g->thread >= THREADS_MAX) /* a stream id no profiler writes */
+        return 0;
     if (g->thread >= in->nthreads) {
         uint32_t n = g->thread + 1;
         uint64_t *tw = realloc(in->thread_work, n * sizeof(*tw));
@@ -494,7 +501,7 @@ static void write_aggregated(graph_out *o, collect *c)
         a[3] = (attr){"depth", NULL, gr->key.depth};
         a[4] = (attr){"grains", NULL, (double)gr->count};
         a[5] = (attr){"work", NULL, (double)gr->work};
-        a[6] = (attr){"min_work", NULL, (double)gr->min};
+        a[6] = (attr){"min_work", NULL, gr->count ? (double)gr->min : 0};
         a[7] = (attr){"median_work", NULL, (double)median(gr)};
         a[8] = (attr){"max_work", NULL, (double)gr->max};
         a[9] = (attr){"low_benefit", NULL, (double)gr->low_benefit};
@@ -515,8 +522,16 @@ static void write_aggregated(graph_out *o, collect *c)
 typedef struct scope_ref {
     uint64_t scope;
     uint64_t owner;       /* grain id (0: the program) */
+    const struct scope_ref *prev; /* the owner's scope before it */
     UT_hash_handle hh;
 } scope_ref;
+
+/* A grain's last scope so far, by grain id. */
+typedef struct owner_last {
+    uint64_t owner;
+    const scope_ref *last;
+    UT_hash_handle hh;
+} owner_last;
 
 static int cmp_grain_id(const void *a, const void *b)
 {
@@ -531,18 +546,13 @@ static int by_scope(const scope_ref *a, const scope_ref *b)
 
 /* Where control leaves grain id: the join of its last scope, or the
  * grain itself. */
-static void grain_exit(const scope_ref *scopes, uint64_t id, char *buf,
+static void grain_exit(owner_last *lasts, uint64_t id, char *buf,
                        size_t len)
 {
-    uint64_t last = 0;
-    int found = 0;
-    for (const scope_ref *s = scopes; s; s = s->hh.next)
-        if (s->owner == id && (!found || s->scope > last)) {
-            last = s->scope;
-            found = 1;
-        }
-    if (found)
-        snprintf(buf, len, "j%llu", (unsigned long long)last);
+    owner_last *ol;
+    HASH_FIND(hh, lasts, &id, sizeof(id), ol);
+    if (ol)
+        snprintf(buf, len, "j%llu", (unsigned long long)ol->last->scope);
     else
         snprintf(buf, len, "t%llu", (unsigned long long)id);
 }
@@ -555,6 +565,7 @@ static int write_full(graph_out *o, collect *c)
 {
     qsort(c->kept, c->nkept, sizeof(*c->kept), cmp_grain_id);
     scope_ref *scopes = NULL, *s, *tmp;
+    owner_last *lasts = NULL, *ol, *oltmp;
     int rc = -1;
     for (size_t i = 0; i < c->nkept; i++) {
         const replay_grain *g = &c->kept[i];
@@ -568,6 +579,20 @@ static int write_full(graph_out *o, collect *c)
         HASH_ADD(hh, scopes, scope, sizeof(s->scope), s);
     }
     HASH_SORT(scopes, by_scope);
+    /* each grain's scopes in the order they began */
+    for (s = scopes; s; s = s->hh.next) {
+        if (!s->owner)
+            continue;
+        HASH_FIND(hh, lasts, &s->owner, sizeof(s->owner), ol);
+        if (!ol) {
+            if (!(ol = calloc(1, sizeof(*ol))))
+                goto out;
+            ol->owner = s->owner;
+            HASH_ADD(hh, lasts, owner, sizeof(ol->owner), ol);
+        }
+        s->prev = ol->last;
+        ol->last = s;
+    }
     char id[32], from[32], label[PATH_MAX + 64];
     graph_begin(o, "grain_graph");
     node(o, "t0", "program start", "box",
@@ -603,11 +628,7 @@ static int write_full(graph_out *o, collect *c)
         char fork[32], join[32];
         snprintf(fork, sizeof(fork), "f%llu", (unsigned long long)s->scope);
         snprintf(join, sizeof(join), "j%llu", (unsigned long long)s->scope);
-        const scope_ref *prev = NULL;
-        if (s->owner)
-            for (scope_ref *q = scopes; q != s; q = q->hh.next)
-                if (q->owner == s->owner)
-                    prev = q;
+        const scope_ref *prev = s->prev;
         if (prev)
             snprintf(from, sizeof(from), "j%llu",
                      (unsigned long long)prev->scope);
@@ -624,13 +645,17 @@ static int write_full(graph_out *o, collect *c)
         snprintf(id, sizeof(id), "f%llu", (unsigned long long)g->scope);
         snprintf(gid, sizeof(gid), "t%llu", (unsigned long long)g->id);
         edge(o, id, gid, "create", NAN);
-        grain_exit(scopes, g->id, from, sizeof(from));
+        grain_exit(lasts, g->id, from, sizeof(from));
         snprintf(join, sizeof(join), "j%llu", (unsigned long long)g->scope);
         edge(o, from, join, "sync", NAN);
     }
     graph_end(o);
     rc = 0;
 out:
+    HASH_ITER(hh, lasts, ol, oltmp) {
+        HASH_DEL(lasts, ol);
+        free(ol);
+    }
     HASH_ITER(hh, scopes, s, tmp) {
         HASH_DEL(scopes, s);
         free(s);
@@ -853,8 +878,12 @@ int grains_write(const char *trace_dir, const char *outdir,
     }
     if (unresolved)
         fprintf(stderr, "whatif: warning: %s\n", warn);
+    /* the creation cost is measured in ns: comparable with work only
+     * when the run's metric is a time */
     const char *cost = report_meta_get(ms.meta, "task_create_cost");
-    c.create_cost = cost ? strtod(cost, NULL) : 0;
+    const char *unit = report_meta_get(ms.meta, "metric_unit");
+    c.create_cost = cost && unit && !strcmp(unit, "ns") ? strtod(cost, NULL)
+                                                         : 0;
     c.names = named;
     c.full_max = go->full_max ? go->full_max : FULL_MAX_DEFAULT;
     if (mkdir(outdir, 0777) && errno != EEXIST) {
@@ -878,6 +907,12 @@ int grains_write(const char *trace_dir, const char *outdir,
     int ok = !replayed && !c.failed && !ferror(c.csv);
     if (c.failed)
         snprintf(err, errlen, "out of memory");
+    /* refused before any file is replaced */
+    if (ok && go->full && c.full_dropped) {
+        snprintf(err, errlen, "%llu grains: more than --full-max %zu to draw "
+                 "one by one", (unsigned long long)c.ngrains, c.full_max);
+        ok = 0;
+    }
     char cerr[PATH_MAX + 128];
     if (report_close_tmp(c.csv, csv_tmp, csv_path, ok, cerr, sizeof(cerr)) &&
         ok) {
@@ -895,11 +930,6 @@ int grains_write(const char *trace_dir, const char *outdir,
     if (write_instances_csv(path, &c, err, errlen))
         goto out;
     int full = go->aggregate ? 0 : !c.full_dropped;
-    if (go->full && c.full_dropped) {
-        snprintf(err, errlen, "%llu grains: more than --full-max %zu to draw "
-                 "one by one", (unsigned long long)c.ngrains, c.full_max);
-        goto out;
-    }
     if (write_graphs(outdir, &c, full, err, errlen))
         goto out;
     /* the run's database and report, when it has them */

@@ -22,8 +22,8 @@ typedef struct placed {
     int labeled;  /* few enough in its row for a label */
 } placed;
 
-/* Where each group goes: one row per depth, in location order (a
- * location keeps its column from depth to depth). */
+/* Where each group goes: one row per depth, in location order (so that
+ * rows of the same locations line up). */
 static size_t place(const profdb *pg, placed *at, size_t *hidden)
 {
     size_t rows = 0;
