@@ -53,6 +53,7 @@ typedef struct id_entry {
                          * the program's) */
     uint64_t scope;     /* MAP_NODE: its sync scope; MAP_GROUP: the
                          * worksharing instance */
+    uint32_t loc;       /* MAP_GROUP: its location, its members' too */
     UT_hash_handle hh;
 } id_entry;
 
@@ -281,6 +282,7 @@ static int member_group(replay *rp, const trace_rec *r, id_entry **out)
     e->group = g;
     e->owner = r->owner;
     e->scope = ++rp->instances;
+    e->loc = r->loc;
     ospg_group_set_user(g, e);
     *out = e;
     return 1;
@@ -311,11 +313,14 @@ static int grain_begin(replay *rp, id_entry *e, const id_entry *p,
 {
     e->encl = p->encl;
     e->scope = r->kind == OSPG_S ? ++rp->scopes : p->scope;
-    if (r->kind != OSPG_P || r->loc == OSPG_LOC_NONE)
+    /* a member without a location of its own has its group's (the core's
+     * rule) */
+    uint32_t loc = r->loc != OSPG_LOC_NONE ? r->loc : gr ? gr->loc : r->loc;
+    if (r->kind != OSPG_P || loc == OSPG_LOC_NONE)
         return 0;
     if (!(e->own = malloc(sizeof(*e->own))))
         return -1;
-    grain_init(rp, &e->own->g, p, gr, r->loc);
+    grain_init(rp, &e->own->g, p, gr, loc);
     e->encl = e->own;
     return 0;
 }
@@ -325,13 +330,14 @@ static void grain_leaf(replay *rp, id_entry *p, const trace_rec *r,
                        const id_entry *gr)
 {
     uint64_t work = r->nchildren ? r->work : 0;
-    if (r->kind != OSPG_P || r->loc == OSPG_LOC_NONE) {
+    uint32_t loc = r->loc != OSPG_LOC_NONE ? r->loc : gr ? gr->loc : r->loc;
+    if (r->kind != OSPG_P || loc == OSPG_LOC_NONE) {
         if (p->encl)
             p->encl->g.work += work;
         return;
     }
     replay_grain g;
-    grain_init(rp, &g, p, gr, r->loc);
+    grain_init(rp, &g, p, gr, loc);
     g.work = work;
     rp->hooks.grain(rp->hooks.arg, &g);
 }
