@@ -359,19 +359,6 @@ typedef struct graph_out {
     unsigned long long edges;
 } graph_out;
 
-static void xml_text(FILE *f, const char *s)
-{
-    for (; *s; s++) {
-        switch (*s) {
-        case '<': fputs("&lt;", f); break;
-        case '>': fputs("&gt;", f); break;
-        case '&': fputs("&amp;", f); break;
-        case '"': fputs("&quot;", f); break;
-        default: fputc(*s, f);
-        }
-    }
-}
-
 static void dot_text(FILE *f, const char *s)
 {
     for (; *s; s++) {
@@ -394,7 +381,7 @@ static void node(graph_out *o, const char *id, const char *label,
 {
     char v[64];
     fprintf(o->graphml, "<node id=\"%s\"><data key=\"label\">", id);
-    xml_text(o->graphml, label);
+    html_escape(o->graphml, label);
     fputs("</data>", o->graphml);
     fprintf(o->dot, "  %s [label=\"", id);
     dot_text(o->dot, label);
@@ -408,7 +395,7 @@ static void node(graph_out *o, const char *id, const char *label,
             t = v;
         }
         fprintf(o->graphml, "<data key=\"%s\">", a[i].key);
-        xml_text(o->graphml, t);
+        html_escape(o->graphml, t);
         fputs("</data>", o->graphml);
         fprintf(o->dot, ", %s=\"", a[i].key);
         dot_text(o->dot, t);

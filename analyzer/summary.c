@@ -13,44 +13,39 @@
 
 #define SUMMARY_ROWS 12 /* rows after the program */
 
-/* A number of run.json (written bare), as text; "" when absent. */
-static void json_number(const char *path, const char *key, char *buf,
-                        size_t len)
-{
-    buf[0] = 0;
-    FILE *f = fopen(path, "r");
-    if (!f)
-        return;
-    char line[512], want[128];
-    snprintf(want, sizeof(want), "  \"%s\": ", key);
-    while (fgets(line, sizeof(line), f))
-        if (!strncmp(line, want, strlen(want))) {
-            char *v = line + strlen(want);
-            v[strcspn(v, ",\n")] = 0;
-            snprintf(buf, len, "%s", v);
-            break;
-        }
-    fclose(f);
-}
-
-void summary_json_string(const char *path, const char *key, char *buf,
-                       size_t len)
+/* The value of key in run.json as text ("" when absent): a string
+ * (quoted) or a number (bare). */
+static void json_value(const char *path, const char *key, int quoted,
+                       char *buf, size_t len)
 {
     buf[0] = 0;
     FILE *f = fopen(path, "r");
     if (!f)
         return;
     char line[8192], want[128];
-    snprintf(want, sizeof(want), "  \"%s\": \"", key);
+    snprintf(want, sizeof(want), quoted ? "  \"%s\": \"" : "  \"%s\": ", key);
     while (fgets(line, sizeof(line), f))
         if (!strncmp(line, want, strlen(want))) {
-            char *v = line + strlen(want), *e = strrchr(v, '"');
-            if (e)
-                *e = 0;
+            char *v = line + strlen(want), *end = quoted ? strrchr(v, '"')
+                                                         : v + strcspn(v, ",\n");
+            if (end)
+                *end = 0;
             snprintf(buf, len, "%s", v);
             break;
         }
     fclose(f);
+}
+
+static void json_number(const char *path, const char *key, char *buf,
+                        size_t len)
+{
+    json_value(path, key, 0, buf, len);
+}
+
+void summary_json_string(const char *path, const char *key, char *buf,
+                       size_t len)
+{
+    json_value(path, key, 1, buf, len);
 }
 
 /* Splits a profile.csv line into its 8 fields (location may be quoted).
