@@ -307,6 +307,20 @@ static int write_groups_csv(const char *path, collect *c, char *err,
     return report_close_tmp(f, tmp, path, !ferror(f), err, errlen);
 }
 
+/* An instance's work, its busiest thread's and the threads that ran
+ * chunks of it. */
+static void instance_sums(const instance *in, uint64_t *total,
+                          uint64_t *most, uint64_t *threads)
+{
+    *total = *most = *threads = 0;
+    for (uint32_t t = 0; t < in->nthreads; t++) {
+        *threads += in->thread_work[t] > 0;
+        *total += in->thread_work[t];
+        if (in->thread_work[t] > *most)
+            *most = in->thread_work[t];
+    }
+}
+
 /* The load balance of each worksharing instance: the most work one
  * thread did over the mean of the threads that ran chunks. */
 static int write_instances_csv(const char *path, collect *c, char *err,
@@ -321,15 +335,8 @@ static int write_instances_csv(const char *path, collect *c, char *err,
           f);
     HASH_SORT(c->instances, by_instance_id);
     for (instance *in = c->instances; in; in = in->hh.next) {
-        uint64_t total = 0, most = 0, threads = 0;
-        for (uint32_t t = 0; t < in->nthreads; t++) {
-            if (!in->thread_work[t])
-                continue;
-            threads++;
-            total += in->thread_work[t];
-            if (in->thread_work[t] > most)
-                most = in->thread_work[t];
-        }
+        uint64_t total, most, threads;
+        instance_sums(in, &total, &most, &threads);
         double mean = threads ? (double)total / (double)threads : 0;
         fprintf(f, "%llu,", (unsigned long long)in->id);
         csv_where(f, c, in->loc);
@@ -734,13 +741,8 @@ static int db_instances(sqlite3 *db, collect *c)
                                 -1, &st, NULL);
     for (instance *in = c->instances; rc == SQLITE_OK && in;
          in = in->hh.next) {
-        uint64_t total = 0, most = 0, threads = 0;
-        for (uint32_t t = 0; t < in->nthreads; t++) {
-            threads += in->thread_work[t] > 0;
-            total += in->thread_work[t];
-            if (in->thread_work[t] > most)
-                most = in->thread_work[t];
-        }
+        uint64_t total, most, threads;
+        instance_sums(in, &total, &most, &threads);
         const loctab_entry *e = name_of(c, in->loc);
         sqlite3_bind_int64(st, 1, (sqlite3_int64)in->id);
         db_text(st, 2, e ? e->where : NULL);
