@@ -98,6 +98,8 @@ static void print_rec(uint64_t off, const trace_rec *r)
     default:
         printf("type %d", r->type);
     }
+    if (r->timed)
+        printf(" ran=%" PRIu64 "..%" PRIu64 "ns", r->t_start, r->t_end);
     putchar('\n');
 }
 

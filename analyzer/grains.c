@@ -6,7 +6,8 @@
  * graphs and the summaries need is kept: per group (the grains of one
  * location at one depth of the grain tree) their count and every
  * grain's work (8 bytes a grain, for the median), per
- * worksharing instance the work of each thread, and the grains
+ * worksharing instance the work of each thread, every timed grain's
+ * interval (16 bytes, for the instantaneous parallelism), and the grains
  * themselves only while there are few enough to draw one by one.
  */
 #include "grains.h"
@@ -27,12 +28,16 @@
 #include "replay.h"
 #include "report.h"
 #include "srcloc.h"
+#include "timeline.h"
 
 #include <uthash.h>
 
 /* Grains drawn one by one at most (with their fork and join points);
  * above, the graph shows groups. */
 #define FULL_MAX_DEFAULT 1000
+
+/* Bins of the instantaneous parallelism over the run (parallelism.csv). */
+#define TIMELINE_BINS 200
 
 /* Threads whose chunk work an instance keeps apart (stream ids, which
  * the profiler numbers from 0). */
@@ -84,6 +89,12 @@ typedef struct collect {
     size_t full_max;
     int full_dropped;      /* more grains than full_max: kept is freed */
     uint64_t ngrains, nlow;
+    timeline *busy;        /* the timed grains' intervals, by thread */
+    uint64_t ntimed;       /* grains with a start and end (trace v5) */
+    uint64_t origin;       /* the clock at the program's start */
+    timeline_bin *bins;    /* its step function, once the replay is done */
+    size_t nbins;
+    timeline_summary tsum;
     int failed;            /* out of memory */
 } collect;
 
@@ -251,7 +262,18 @@ static void on_grain(void *arg, const replay_grain *g)
             (unsigned long long)g->instance, (unsigned long long)g->scope);
     if (!isnan(pb))
         fprintf(c->csv, "%.3f", pb);
+    if (g->timed)
+        fprintf(c->csv, ",%lld,%lld",
+                (long long)(int64_t)(g->start_ns - c->origin),
+                (long long)(int64_t)(g->end_ns - c->origin));
+    else
+        fputs(",,", c->csv);
     fputc('\n', c->csv);
+    if (g->timed) {
+        c->ntimed++;
+        if (timeline_add(c->busy, g->thread, g->start_ns, g->end_ns))
+            c->failed = 1;
+    }
     if (group_add(c, g, pb) || (g->instance && instance_add(c, g)) ||
         keep(c, g))
         c->failed = 1;
@@ -691,6 +713,30 @@ static int write_graphs(const char *outdir, collect *c, int full,
  * profile.db too (tables grain_group, grain_edge, grain_instance, replaced
  * whole), where whatif report draws them. */
 
+/* The instantaneous parallelism: the timed grains' step function in bins,
+ * to parallelism.csv (times from the program's start) and, for the
+ * database, kept in c. */
+static int write_timeline(const char *path, collect *c, char *err,
+                          size_t errlen)
+{
+    if (timeline_bins(c->busy, TIMELINE_BINS, &c->bins, &c->nbins,
+                      &c->tsum)) {
+        snprintf(err, errlen, "out of memory");
+        return -1;
+    }
+    char tmp[PATH_MAX + 64];
+    FILE *f = report_open_tmp(path, tmp, sizeof(tmp), err, errlen);
+    if (!f)
+        return -1;
+    fputs("start_ns,end_ns,mean_running,max_running\n", f);
+    for (size_t k = 0; k < c->nbins; k++)
+        fprintf(f, "%lld,%lld,%.3f,%u\n",
+                (long long)(int64_t)(c->bins[k].start - c->origin),
+                (long long)(int64_t)(c->bins[k].end - c->origin),
+                c->bins[k].mean, c->bins[k].max);
+    return report_close_tmp(f, tmp, path, !ferror(f), err, errlen);
+}
+
 static int db_text(sqlite3_stmt *st, int col, const char *s)
 {
     return sqlite3_bind_text(st, col, s ? s : "?", -1, SQLITE_TRANSIENT);
@@ -763,6 +809,26 @@ static int db_instances(sqlite3 *db, collect *c)
     return rc;
 }
 
+static int db_timeline(sqlite3 *db, collect *c)
+{
+    sqlite3_stmt *st = NULL;
+    int rc = sqlite3_prepare_v2(db, "INSERT INTO grain_timeline VALUES (?, "
+                                    "?, ?, ?)",
+                                -1, &st, NULL);
+    for (size_t k = 0; rc == SQLITE_OK && k < c->nbins; k++) {
+        sqlite3_bind_int64(st, 1, (sqlite3_int64)(c->bins[k].start -
+                                                  c->origin));
+        sqlite3_bind_int64(st, 2,
+                           (sqlite3_int64)(c->bins[k].end - c->origin));
+        sqlite3_bind_double(st, 3, c->bins[k].mean);
+        sqlite3_bind_int64(st, 4, c->bins[k].max);
+        rc = sqlite3_step(st) == SQLITE_DONE ? SQLITE_OK : SQLITE_ERROR;
+        sqlite3_reset(st);
+    }
+    sqlite3_finalize(st);
+    return rc;
+}
+
 /* Writes the grain tables into dir/profile.db.  Returns 0, 1 when there
  * is no profile.db there, -1 with err set. */
 static int db_write(const char *dir, collect *c, char *err, size_t errlen)
@@ -781,6 +847,7 @@ static int db_write(const char *dir, collect *c, char *err, size_t errlen)
             "BEGIN; DROP TABLE IF EXISTS grain_group;"
             " DROP TABLE IF EXISTS grain_edge;"
             " DROP TABLE IF EXISTS grain_instance;"
+            " DROP TABLE IF EXISTS grain_timeline;"
             " CREATE TABLE grain_group(id INTEGER PRIMARY KEY,"
             " location TEXT NOT NULL, directive TEXT NOT NULL,"
             " depth INTEGER NOT NULL, grains INTEGER NOT NULL,"
@@ -793,13 +860,18 @@ static int db_write(const char *dir, collect *c, char *err, size_t errlen)
             " location TEXT NOT NULL, directive TEXT NOT NULL,"
             " chunks INTEGER NOT NULL, threads INTEGER NOT NULL,"
             " work INTEGER NOT NULL, max_thread_work INTEGER NOT NULL,"
-            " load_balance REAL);",
+            " load_balance REAL);"
+            " CREATE TABLE grain_timeline(start_ns INTEGER NOT NULL,"
+            " end_ns INTEGER NOT NULL, mean_running REAL NOT NULL,"
+            " max_running INTEGER NOT NULL);",
             NULL, NULL, NULL);
     }
     if (rc == SQLITE_OK)
         rc = db_groups(db, c);
     if (rc == SQLITE_OK)
         rc = db_instances(db, c);
+    if (rc == SQLITE_OK)
+        rc = db_timeline(db, c);
     if (rc == SQLITE_OK)
         rc = sqlite3_exec(db, "COMMIT", NULL, NULL, NULL);
     if (rc != SQLITE_OK)
@@ -829,6 +901,8 @@ static void collect_free(collect *c)
         free(in);
     }
     free(c->kept);
+    timeline_free(c->busy);
+    free(c->bins);
 }
 
 int grains_write(const char *trace_dir, const char *outdir,
@@ -875,6 +949,12 @@ int grains_write(const char *trace_dir, const char *outdir,
                                                          : 0;
     c.names = named;
     c.full_max = go->full_max ? go->full_max : FULL_MAX_DEFAULT;
+    const char *origin = report_meta_get(ms.meta, "clock_origin_ns");
+    c.origin = origin ? strtoull(origin, NULL, 10) : 0;
+    if (!(c.busy = timeline_new())) {
+        snprintf(err, errlen, "out of memory");
+        goto out;
+    }
     if (mkdir(outdir, 0777) && errno != EEXIST) {
         snprintf(err, errlen, "%s: %s", outdir, strerror(errno));
         goto out;
@@ -884,7 +964,7 @@ int grains_write(const char *trace_dir, const char *outdir,
                                   errlen)))
         goto out;
     fputs("grain,parent,location,directive,depth,thread,work,children,"
-          "instance,scope,parallel_benefit\n",
+          "instance,scope,parallel_benefit,start_ns,end_ns\n",
           c.csv);
     replay_hooks hooks = {.grain = on_grain, .arg = &c,
                           .allow_partial = go->partial,
@@ -918,6 +998,9 @@ int grains_write(const char *trace_dir, const char *outdir,
     snprintf(path, sizeof(path), "%s/instances.csv", outdir);
     if (write_instances_csv(path, &c, err, errlen))
         goto out;
+    snprintf(path, sizeof(path), "%s/parallelism.csv", outdir);
+    if (write_timeline(path, &c, err, errlen))
+        goto out;
     int full = go->aggregate ? 0 : !c.full_dropped;
     if (write_graphs(outdir, &c, full, err, errlen))
         goto out;
@@ -944,6 +1027,13 @@ int grains_write(const char *trace_dir, const char *outdir,
     res->low_benefit = c.nlow;
     res->full = full;
     res->partial = st.partial;
+    res->timed = c.ntimed;
+    res->threads = c.tsum.threads;
+    res->max_running = c.tsum.max;
+    res->mean_running = c.tsum.mean;
+    res->available = prof.span && prof.span[0]
+                         ? (double)prof.work / (double)prof.span[0]
+                         : 0;
     rc = 0;
 out:
     if (c.csv)
@@ -965,10 +1055,12 @@ static void usage(FILE *f)
           "\n"
           "Every task and loop chunk of an offline run (its trace) as a\n"
           "grain: DIR/grains.csv (one row per grain: parent, location,\n"
-          "thread, own work, children, parallel benefit), grain_groups.csv\n"
-          "(the grains of one location at one depth: count, min, median,\n"
-          "max work), instances.csv (the load balance of each worksharing\n"
-          "instance), and the grain graph as grains.graphml and grains.dot:\n"
+          "thread, own work, children, parallel benefit, start and end\n"
+          "time), grain_groups.csv (the grains of one location at one\n"
+          "depth: count, min, median, max work), instances.csv (the load\n"
+          "balance of each worksharing instance), parallelism.csv (grains\n"
+          "running at once over time), and the grain graph as\n"
+          "grains.graphml and grains.dot:\n"
           "every grain with its fork and join points when there are at\n"
           "most N (--full-max, 1000), else one node per group.\n"
           "DIR: RUN_DIR unless -o.\n",
@@ -1053,13 +1145,20 @@ int cmd_grains(int argc, char **argv)
                 (unsigned long long)res.grains,
                 (unsigned long long)res.groups,
                 (unsigned long long)res.instances);
+        if (res.timed)
+            fprintf(stderr, "; %llu timed: %.2f running on average, at most "
+                            "%u at once on %u threads (available "
+                            "parallelism %.2f)",
+                    (unsigned long long)res.timed, res.mean_running,
+                    res.max_running, res.threads, res.available);
         if (res.low_benefit)
             fprintf(stderr, "; %llu tasks hold less work than creating one "
                             "costs (parallel benefit below 1: better run "
                             "serially)",
                     (unsigned long long)res.low_benefit);
         fprintf(stderr, "\nwhatif grains: %s/grains.csv, grain_groups.csv, "
-                        "instances.csv, grains.graphml and grains.dot (%s)\n",
+                        "instances.csv, parallelism.csv, grains.graphml and "
+                        "grains.dot (%s)\n",
                 out ? out : dir,
                 res.full ? "every grain" : "aggregated: one node per group");
         if (res.in_report)

@@ -24,6 +24,12 @@ typedef struct grains_result {
     int full;              /* the graph holds every grain */
     int in_report;         /* the run's report.html shows them */
     int partial;
+    /* instantaneous parallelism (parallelism.csv), from the timed grains */
+    uint64_t timed;        /* grains with a start and end time */
+    uint32_t threads;      /* threads that ran them */
+    uint32_t max_running;  /* the most grains running at once */
+    double mean_running;   /* averaged from the first start to the last end */
+    double available;      /* the program's work / span */
 } grains_result;
 
 /* Replays the trace directory trace_dir and writes the grain files into

@@ -213,6 +213,89 @@ static void flagged(FILE *f, const profdb *pg)
               f);
 }
 
+#define TL_H 180.0   /* the timeline chart's plot height */
+
+/* Grains running at once over time (whatif grains' parallelism.csv): the
+ * mean of each bin as a filled step, its maximum as a line, against the
+ * threads and the available parallelism. */
+static void timeline(FILE *f, const profdb *pg)
+{
+    size_t n = pg->ntimeline;
+    if (!n)
+        return;
+    double t0 = pg->timeline[0].start_ns, t1 = pg->timeline[n - 1].end_ns;
+    double top = 1, busy = 0;
+    for (size_t i = 0; i < n; i++) {
+        if (pg->timeline[i].max_running > top)
+            top = pg->timeline[i].max_running;
+        busy += pg->timeline[i].mean_running *
+                (pg->timeline[i].end_ns - pg->timeline[i].start_ns);
+    }
+    const char *th = profdb_meta(pg, "threads");
+    double threads = th ? strtod(th, NULL) : 0;
+    double avail = pg->nrows ? pg->rows[0].parallelism : 0;
+    if (threads > top)
+        top = threads;
+    double ymax = top * 1.15, left = 40, w = WIDTH - left - 10;
+    double span = t1 > t0 ? t1 - t0 : 1;
+#define TX(t) (left + w * ((t) - t0) / span)
+#define TY(v) (10 + TL_H - TL_H * (v) / ymax)
+    fprintf(f, "<h3>Grains running at once</h3><p>From the grains' start "
+               "and end times: on average %.2f running from the first "
+               "grain's start to the last one's end (%.3f ms), at most "
+               "%.0f; available parallelism (work / span) %.2f.</p>",
+            busy / span, span / 1e6, top, avail);
+    fprintf(f, "<svg id=\"grain-timeline\" width=\"%.0f\" height=\"%.0f\" "
+               "role=\"img\" aria-label=\"grains running at once over "
+               "time\">",
+            WIDTH, TL_H + 40);
+    fputs("<path class=\"tl-mean\" fill=\"#9ecae1\" stroke=\"#3182bd\" d=\"",
+          f);
+    fprintf(f, "M%.1f %.1f", TX(t0), TY(0));
+    for (size_t i = 0; i < n; i++) {
+        const profdb_grain_bin *b = &pg->timeline[i];
+        fprintf(f, "L%.1f %.1fL%.1f %.1f", TX(b->start_ns),
+                TY(b->mean_running), TX(b->end_ns), TY(b->mean_running));
+    }
+    fprintf(f, "L%.1f %.1fZ\"/>", TX(t1), TY(0));
+    fputs("<path class=\"tl-max\" fill=\"none\" stroke=\"#de2d26\" "
+          "stroke-width=\"0.8\" d=\"",
+          f);
+    for (size_t i = 0; i < n; i++) {
+        const profdb_grain_bin *b = &pg->timeline[i];
+        fprintf(f, "%c%.1f %.1fL%.1f %.1f", i ? 'L' : 'M', TX(b->start_ns),
+                TY(b->max_running), TX(b->end_ns), TY(b->max_running));
+    }
+    fputs("\"/>", f);
+    if (threads > 0)
+        fprintf(f, "<line x1=\"%.1f\" x2=\"%.1f\" y1=\"%.1f\" y2=\"%.1f\" "
+                   "stroke=\"#555\" stroke-dasharray=\"4 3\"/><text x=\"%.1f\" "
+                   "y=\"%.1f\" font-size=\"11\">%.0f threads</text>",
+                left, left + w, TY(threads), TY(threads), left + 4,
+                TY(threads) - 3, threads);
+    if (avail > 0 && avail <= ymax)
+        fprintf(f, "<line x1=\"%.1f\" x2=\"%.1f\" y1=\"%.1f\" y2=\"%.1f\" "
+                   "stroke=\"#31a354\" stroke-dasharray=\"2 2\"/><text "
+                   "x=\"%.1f\" y=\"%.1f\" font-size=\"11\">available "
+                   "%.2f</text>",
+                left, left + w, TY(avail), TY(avail), left + w - 90,
+                TY(avail) - 3, avail);
+    fprintf(f, "<text x=\"2\" y=\"%.1f\" font-size=\"11\">0</text><text "
+               "x=\"2\" y=\"%.1f\" font-size=\"11\">%.0f</text><text "
+               "x=\"%.1f\" y=\"%.1f\" font-size=\"11\">%.3f ms</text><text "
+               "x=\"%.1f\" y=\"%.1f\" font-size=\"11\" text-anchor=\"end\">"
+               "%.3f ms</text></svg>",
+            TY(0), TY(top) + 4, top, left, TL_H + 30, t0 / 1e6, left + w,
+            TL_H + 30, t1 / 1e6);
+#undef TX
+#undef TY
+    fputs("<p class=\"muted\">Blue: grains running, averaged over each of "
+          "the chart's bins; red: the most at once in the bin. A thread "
+          "running a grain inside another counts once; time is wall-clock "
+          "from the program's start.</p>",
+          f);
+}
+
 void html_grains(FILE *f, const profdb *pg)
 {
     if (!pg->ngroups)
@@ -227,6 +310,7 @@ void html_grains(FILE *f, const profdb *pg)
                "created grains of the other.</p>",
             grains, pg->ngroups);
     graph(f, pg);
+    timeline(f, pg);
     flagged(f, pg);
     fputs("</section>\n", f);
 }

@@ -351,6 +351,25 @@ static int load_grains(sqlite3 *db, profdb *pg)
         in->load_balance = col_num(st, 6);
     }
     sqlite3_finalize(st);
+    if (rc || !table_exists(db, "grain_timeline"))
+        return rc;
+    if (sqlite3_prepare_v2(db, "SELECT start_ns, end_ns, mean_running, "
+                               "max_running FROM grain_timeline ORDER BY "
+                               "start_ns",
+                           -1, &st, NULL) != SQLITE_OK)
+        return -1;
+    while (!rc && sqlite3_step(st) == SQLITE_ROW) {
+        profdb_grain_bin *b = grow(&pg->timeline, &pg->ntimeline, sizeof(*b));
+        if (!b) {
+            rc = -1;
+            break;
+        }
+        b->start_ns = col_num(st, 0);
+        b->end_ns = col_num(st, 1);
+        b->mean_running = col_num(st, 2);
+        b->max_running = col_num(st, 3);
+    }
+    sqlite3_finalize(st);
     return rc;
 }
 
@@ -476,6 +495,7 @@ void profdb_free(profdb *pg)
     free(pg->groups);
     free(pg->gedges);
     free(pg->instances);
+    free(pg->timeline);
 }
 
 int profdb_load(const char *dir, profdb *pg, char *err, size_t errlen)

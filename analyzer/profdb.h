@@ -63,6 +63,10 @@ typedef struct profdb_grain_instance { /* a worksharing instance */
     double id, chunks, threads, work, load_balance;
 } profdb_grain_instance;
 
+typedef struct profdb_grain_bin {     /* grains running at once, a bin */
+    double start_ns, end_ns, mean_running, max_running;
+} profdb_grain_bin;
+
 typedef struct profdb {
     profdb_kv *meta;
     size_t nmeta;
@@ -84,6 +88,8 @@ typedef struct profdb {
     size_t ngedges;
     profdb_grain_instance *instances; /* the least balanced first */
     size_t ninstances;
+    profdb_grain_bin *timeline;       /* none without grain times */
+    size_t ntimeline;
 } profdb;
 
 /* Reads dir/profile.db (and dir/opportunities.csv) into pg.  Returns 0,

@@ -339,6 +339,9 @@ static void grain_leaf(replay *rp, id_entry *p, const trace_rec *r,
     replay_grain g;
     grain_init(rp, &g, p, gr, loc);
     g.work = work;
+    g.timed = r->timed;
+    g.start_ns = r->t_start;
+    g.end_ns = r->t_end;
     rp->hooks.grain(rp->hooks.arg, &g);
 }
 
@@ -416,6 +419,9 @@ int replay_engine_apply(replay_engine *rp, const trace_rec *r,
             e->own->g.thread = rp->stream;
             if (r->loc != OSPG_LOC_NONE)
                 e->own->g.loc = r->loc;
+            e->own->g.timed = r->timed;
+            e->own->g.start_ns = r->t_start;
+            e->own->g.end_ns = r->t_end;
         }
         rc = ospg_end(rp->g, e->node, r->nchildren, r->loc);
         return rc ? core_error(rp, r, rc) : 1;

@@ -38,6 +38,9 @@ typedef struct replay_grain {
     uint32_t parent_loc; /* the parent's location (OSPG_LOC_PROGRAM: 0) */
     uint32_t thread;    /* the stream (thread) that ended it */
     uint32_t depth;     /* 1 + its parent's (the program's grains: 1) */
+    int timed;          /* start_ns, end_ns known (a trace of version 5) */
+    uint64_t start_ns, end_ns; /* when it first started and when it ended,
+                                * CLOCK_MONOTONIC */
 } replay_grain;
 
 /* What the replay tells its caller besides the graph (all may be NULL). */

@@ -198,6 +198,7 @@ struct trace_writer {
     size_t bsize;      /* payload capacity: the block size */
     size_t used;       /* payload bytes in the current block */
     uint64_t prev;     /* node id coded last in the current block */
+    uint64_t prev_time; /* TIME end coded last in the block, in units */
     uint64_t nrec;     /* records in the current block, lost if it is */
     uint64_t bytes;    /* bytes that reached the file */
     uint64_t dropped;  /* records that did not */
@@ -467,6 +468,7 @@ static int flush_block(trace_writer *w)
     w->used = 0;
     w->nrec = 0;
     w->prev = 0;
+    w->prev_time = 0;
     if (rc < 0)
         errno = w->err;
     return rc;
@@ -496,6 +498,7 @@ static int put_alone(trace_writer *w, const wrec *rec, size_t len)
     emit(&o, rec, &prev);
     sk_drain(&o);
     w->prev = 0;
+    w->prev_time = 0;
     if (o.failed) {
         mark_failed(w, o.err);
         w->dropped++;
@@ -815,6 +818,33 @@ int trace_write_leaf(trace_writer *w, uint64_t parent, uint64_t idx,
     return put_rec(w, &r);
 }
 
+int trace_write_time(trace_writer *w, uint64_t start_ns, uint64_t end_ns)
+{
+    if (!w) {
+        errno = EINVAL;
+        return -1;
+    }
+    if (start_ns > end_ns)
+        return reject(w);
+    enum { BOUND = 1 + 2 * VARINT_MAX };
+    if (!w->failed && w->used + BOUND > w->bsize && flush_block(w) < 0) {
+        w->dropped++;
+        return -1;
+    }
+    uint8_t *p = fast_slot(w, BOUND), *start = p;
+    if (!p) { /* failed before */
+        w->dropped++;
+        errno = w->err;
+        return -1;
+    }
+    uint64_t end = end_ns >> TRACE_TIME_SHIFT;
+    *p++ = TRACE_TIME;
+    p = varint_put(p, zigzag(end - w->prev_time));
+    p = varint_put(p, end - (start_ns >> TRACE_TIME_SHIFT));
+    w->prev_time = end;
+    return fast_done(w, start, p);
+}
+
 /* NULL is written as the empty string; a string longer than TRACE_MAX_STR
  * is refused (strnlen keeps the check cheap on a runaway string). */
 static int str_arg(const char **s, size_t *n)
@@ -938,13 +968,17 @@ struct trace_reader {
     uint64_t src_off;       /* file offset of the next byte not yet taken */
     int state;
     uint32_t stream;
-    uint32_t version;       /* of the file: 1 to 4 */
+    uint32_t version;       /* of the file: 1 to 5 */
     uint8_t *blk;           /* file mode: the current block's payload */
     size_t blk_cap;
     const uint8_t *pay;     /* the current payload (blk or inside mem) */
     size_t pay_len, pos;
     uint64_t pay_off;       /* file offset of pay[0] */
     uint64_t prev;          /* node id decoded last in this block */
+    uint64_t prev_time;     /* TIME end decoded last in this block, units */
+    int timed;              /* a TIME was read: its grain's record is next */
+    uint64_t t_start, t_end;
+    uint64_t time_at;       /* the TIME's offset, for a message */
     ospg_dep *deps;
     size_t deps_cap;
     ospg_sample *smp;
@@ -1174,6 +1208,7 @@ static int next_block(trace_reader *r)
     r->pos = 0;
     r->pay_off = off + BLOCK_HDR_LEN;
     r->prev = 0;
+    r->prev_time = 0;
     return 1;
 }
 
@@ -1349,6 +1384,38 @@ static int get_samples(trace_reader *r, trace_rec *rec)
     return 0;
 }
 
+/* Ticks beyond this would overflow when made ns (some 290 years). */
+#define TIME_TICKS_MAX (UINT64_MAX >> (TRACE_TIME_SHIFT + 1))
+
+/* A TIME record (its type taken): kept for the LEAF or END that follows. */
+static int get_time(trace_reader *r, trace_rec *rec, uint64_t at)
+{
+    uint64_t z, dur;
+    if (get_u(r, &z) < 0 || get_u(r, &dur) < 0)
+        return -1;
+    uint64_t end = r->prev_time + unzigzag(z);
+    if (end > TIME_TICKS_MAX || dur > end)
+        return fail(r, at, "TIME ends at %llu units with duration %llu: "
+                    "before the clock's 0 or beyond its range",
+                    (unsigned long long)end, (unsigned long long)dur);
+    r->prev_time = end;
+    r->timed = 1;
+    r->time_at = at;
+    r->t_end = end << TRACE_TIME_SHIFT;
+    r->t_start = (end - dur) << TRACE_TIME_SHIFT;
+    rec->type = TRACE_TIME;
+    return 1;
+}
+
+/* The LEAF or END just decoded takes the TIME before it. */
+static void take_time(trace_reader *r, trace_rec *rec)
+{
+    rec->timed = 1;
+    rec->t_start = r->t_start;
+    rec->t_end = r->t_end;
+    r->timed = 0;
+}
+
 static int decode(trace_reader *r, trace_rec *rec)
 {
     /* Only the fields a record type uses are set; zero the cheap rest. */
@@ -1364,15 +1431,24 @@ static int decode(trace_reader *r, trace_rec *rec)
     rec->ndeps = 0;
     rec->deps = NULL;
     rec->str1 = rec->str2 = NULL;
+    rec->timed = 0;
+    rec->t_start = rec->t_end = 0;
     uint64_t at = here(r);
     uint8_t t = r->pay[r->pos++];
     rec->type = t;
     rec->loc = OSPG_LOC_NONE;
     if ((t >= TRACE_BEGIN_S0 && t <= TRACE_END0 && r->version < 3) ||
         ((t == TRACE_LEAF || t == TRACE_LEAF_P0 || t == TRACE_WORK_SAMPLED) &&
-         r->version < 4))
+         r->version < 4) ||
+        (t == TRACE_TIME && r->version < 5))
         return fail(r, at, "unknown record type %u", (unsigned)t);
+    if (r->timed && t != TRACE_LEAF && t != TRACE_LEAF_P0 &&
+        t != TRACE_END && t != TRACE_END0)
+        return fail(r, r->time_at, "a TIME record must come just before a "
+                    "LEAF or END record");
     switch (t) {
+    case TRACE_TIME:
+        return get_time(r, rec, at);
     case TRACE_LEAF_P0:
         rec->type = TRACE_LEAF;
         rec->kind = OSPG_P;
@@ -1511,6 +1587,8 @@ static int decode(trace_reader *r, trace_rec *rec)
     default:
         return fail(r, at, "unknown record type %u", (unsigned)t);
     }
+    if (r->timed)
+        take_time(r, rec);
     return 1;
 }
 
@@ -1541,6 +1619,7 @@ static int skim_record(trace_reader *r)
     if (t != TRACE_BEGIN && t != TRACE_WORK && t != TRACE_END && !shortform &&
         !leaf)
         return 0;
+    r->timed = 0; /* a skimmed record takes no TIME */
     r->pos++;
     uint64_t nchildren;
     switch (t) {
@@ -1599,13 +1678,14 @@ int trace_reader_next(trace_reader *r, trace_rec *rec)
             if (k <= 0)
                 return k;
         }
-        if (!r->skim)
-            return decode(r, rec);
-        int k = skim_record(r);
+        int k = r->skim ? skim_record(r) : 0;
         if (k < 0)
             return -1;
-        if (k == 0)
-            return decode(r, rec);
+        if (k == 0) {
+            k = decode(r, rec);
+            if (k != 1 || rec->type != TRACE_TIME)
+                return k;
+        }
     }
 }
 

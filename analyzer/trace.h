@@ -15,7 +15,7 @@
 #include "ospg.h"
 
 #define TRACE_MAGIC "WHATIFTR"
-#define TRACE_VERSION 4u  /* written; the reader also reads versions 1-3 */
+#define TRACE_VERSION 5u  /* written; the reader also reads versions 1-4 */
 #define TRACE_BLOCK_MAX (1u << 20) /* largest block payload a reader accepts */
 #define TRACE_MAX_DEPS 65536u      /* most depend items one record may carry */
 #define TRACE_MAX_SAMPLES 65536u   /* most sampled lines one WORK may carry */
@@ -54,10 +54,18 @@ enum {
     TRACE_LEAF_P0 = 14,  /* parent idx loc work: LEAF of a P-node, no group,
                           * one W-child of its own location, no what-if
                           * region, no flags (version 4) */
-    TRACE_WORK_SAMPLED = 15 /* parent idx work loc region flags nsamples
-                             * {loc count}*: a WORK with the samples its
-                             * code took, by line (version 4) */
+    TRACE_WORK_SAMPLED = 15, /* parent idx work loc region flags nsamples
+                              * {loc count}*: a WORK with the samples its
+                              * code took, by line (version 4) */
+    TRACE_TIME = 16 /* end_delta duration: when the grain whose LEAF or END
+                     * comes next ran (version 5); returned as that record's
+                     * t_start, t_end, never as a record of its own */
 };
+
+/* A TIME record's clock is CLOCK_MONOTONIC, in units of 2^TRACE_TIME_SHIFT
+ * ns: its end is a zigzag delta from the block's previous TIME's end (0 at
+ * a block's start), its duration unsigned. */
+#define TRACE_TIME_SHIFT 5u
 
 /* What a NOTE record says about a location: a part of its profile that is
  * not exact, and why.  value is a number that goes with it (see each). */
@@ -120,6 +128,9 @@ typedef struct trace_rec {
     const ospg_dep *deps;  /* BEGIN: owned by the reader, valid until next */
     const char *str1;  /* LOC: directive kind; META: key (NUL-terminated) */
     const char *str2;  /* LOC: "file:line"; META: value */
+    int timed;         /* LEAF, END: a TIME record came first */
+    uint64_t t_start, t_end; /* when timed: CLOCK_MONOTONIC ns (multiples
+                              * of 2^TRACE_TIME_SHIFT) */
 } trace_rec;
 
 /* ---- Writer ---- */
@@ -157,6 +168,10 @@ int trace_write_end(trace_writer *w, uint64_t id, uint64_t nchildren,
 int trace_write_leaf(trace_writer *w, uint64_t parent, uint64_t idx,
                      ospg_kind kind, uint32_t loc, uint64_t group,
                      uint64_t group_owner, const ospg_leaf_work *lw);
+/* When the grain whose LEAF or END is written next ran: start_ns and end_ns
+ * on CLOCK_MONOTONIC (start_ns <= end_ns; kept to 2^TRACE_TIME_SHIFT ns).
+ * The record after it must be that LEAF or END. */
+int trace_write_time(trace_writer *w, uint64_t start_ns, uint64_t end_ns);
 int trace_write_loc(trace_writer *w, uint32_t loc, const char *directive,
                     const char *where);
 int trace_write_meta(trace_writer *w, const char *key, const char *value);

@@ -77,6 +77,9 @@ typedef struct cnode {
     /* A task's node whose begin is not recorded yet: the task that owes it
      * (see "Leaves" below).  Never set in a copy. */
     struct tctx *lazy;
+    /* A grain's (task, chunk) start on CLOCK_MONOTONIC, for the trace's
+     * TIME record at its end; 0: not a grain, or on the fly only. */
+    uint64_t t0;
 } cnode;
 
 /* The node of one ordered or doacross loop instance that has an ordered
@@ -173,6 +176,8 @@ typedef struct tctx {
     ordloop *ol;             /* the current loop's chain, once it has one */
     uint64_t chain;          /* the current chunk's chain address */
     uint64_t chunk_seq;      /* chunks this thread cut into pieces */
+    uint64_t chunk_t0;       /* when the current chunk or static part began
+                              * (grain_clock; 0 on the fly only) */
     uint64_t share_work;     /* W-node work in the current share */
     uint64_t loop_prefix;    /* share_work when the loop began */
     uint64_t loop_group;
@@ -367,6 +372,15 @@ static const void *user_ident(const void *code)
 }
 
 static void read_cmdline(void);
+
+/* The clock of grain start and end times (trace only): one clock for all
+ * threads, so that grains on different threads can be lined up. */
+static uint64_t grain_clock(void)
+{
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return (uint64_t)t.tv_sec * 1000000000u + (uint64_t)t.tv_nsec;
+}
 
 static uint64_t thread_cpu_ns(void)
 {
@@ -936,11 +950,22 @@ static void lazy_flush(tstate *ts, cnode *n)
     }
 }
 
-/* A node begun and ended at once, at most a W-node inside: one record. */
+/* The TIME record of a grain that began at t0 (0: untimed) and ends now,
+ * written just before its LEAF or END. */
+static void grain_time(tstate *ts, uint64_t t0)
+{
+    if (t0 && mode_offline && ts->ok)
+        trace_write_time(ts->st.w, t0, grain_clock());
+}
+
+/* A node begun and ended at once, at most a W-node inside: one record.
+ * t0: when it began, a grain (0: untimed). */
 static void record_leaf(tstate *ts, const cnode *parent, uint64_t idx,
                         ospg_kind kind, uint32_t loc, uint64_t group,
-                        const cnode *owner, const ospg_leaf_work *w)
+                        const cnode *owner, const ospg_leaf_work *w,
+                        uint64_t t0)
 {
+    grain_time(ts, t0);
     if (mode_offline && ts->ok)
         trace_write_leaf(ts->st.w, parent->id, idx, kind, loc, group,
                          owner ? owner->id : 0, w);
@@ -957,7 +982,8 @@ static void emit_leaf(tstate *ts, cnode *n)
     ospg_leaf_work w = {t->lazy_work, t->base_loc, t->lazy_region, 0};
     record_leaf(ts, &t->pend_parent, t->pend_idx, t->pend_kind, t->base_loc,
                 t->spawn_group, t->spawn_group ? &t->spawn_owner : NULL,
-                t->lazy_nw ? &w : NULL);
+                t->lazy_nw ? &w : NULL, n->t0);
+    n->t0 = 0;
 }
 
 /* A W-node of the program's serial code at a given index of node id. */
@@ -1199,6 +1225,7 @@ static void begin_node(tstate *ts, cnode *n, const cnode *parent,
     n->id = stream_new_id(&ts->st);
     n->nkids = 0;
     n->on = NULL;
+    n->t0 = 0;
     record_begin(ts, n, parent, idx, kind, loc, group, owner, NULL, 0);
 }
 
@@ -1211,6 +1238,8 @@ static void end_node(tstate *ts, cnode *n, uint32_t loc)
         }
         lazy_flush(ts, n);
     }
+    grain_time(ts, n->t0);
+    n->t0 = 0;
     if (mode_offline && ts->ok)
         trace_write_end(ts->st.w, n->id, n->nkids, loc);
     if (mode_online)
@@ -1263,6 +1292,7 @@ static int begin_chunk_node(tstate *ts, tctx *c)
     f->is_chunk = 1;
     begin_node(ts, &f->node, p, child_idx(p), OSPG_P, c->loop_loc,
                c->loop_group, &c->loop_owner);
+    f->node.t0 = c->chunk_t0;
     return 0;
 }
 
@@ -1317,9 +1347,15 @@ static void emit_static_chunks(tstate *ts, tctx *c, uint64_t work)
         c->nfr--;
         return;
     }
-    /* More chunks than MAX_SPLIT are merged in runs of equal count. */
+    /* More chunks than MAX_SPLIT are merged in runs of equal count.  Their
+     * times, like their work, are the part's shared by iterations. */
     uint64_t per = (nchunks + MAX_SPLIT - 1) / MAX_SPLIT;
     uint64_t given = 0, done_iters = 0, k = i;
+    uint64_t t_first = c->chunk_t0, t_span = 0, t_at = t_first;
+    if (t_first) {
+        uint64_t now = grain_clock();
+        t_span = now > t_first ? now - t_first : 0;
+    }
     while (k * ch < n) {
         uint64_t iters = 0;
         for (uint64_t r = 0; r < per && k * ch < n; r++, k += T)
@@ -1332,6 +1368,12 @@ static void emit_static_chunks(tstate *ts, tctx *c, uint64_t work)
         if (upto > given)
             emit_work(ts, ins(c), upto - given, c->loop_loc, 0);
         given = upto;
+        uint64_t t_end = t_first + (uint64_t)((unsigned __int128)t_span *
+                                              done_iters / total);
+        if (t_first && mode_offline && ts->ok)
+            trace_write_time(ts->st.w, t_at, t_end);
+        t_at = t_end;
+        ins(c)->t0 = 0; /* timed above */
         end_node(ts, ins(c), OSPG_LOC_NONE);
         c->nfr--;
     }
@@ -1361,7 +1403,7 @@ static int chunk_leaf(tstate *ts, tctx *c)
     uint64_t idx = child_idx(p);
     ospg_leaf_work w = {work, c->loop_loc, c->path, 0};
     record_leaf(ts, p, idx, OSPG_P, c->loop_loc, c->loop_group,
-                &c->loop_owner, work ? &w : NULL);
+                &c->loop_owner, work ? &w : NULL, c->chunk_t0);
     pop_loc(c);
     return 1;
 }
@@ -1373,6 +1415,7 @@ static void begin_chunk(tstate *ts, tctx *c)
      * stays with the enclosing construct. */
     push_loc(c, c->loop_loc);
     c->chunk_lazy = 1;
+    c->chunk_t0 = mode_offline ? grain_clock() : 0;
 }
 
 /* ---- Ordered and doacross loops ----
@@ -1454,6 +1497,7 @@ static ordloop *ordloop_get(tstate *ts, tctx *c, int create)
         ;
     if (!ol && create && (ol = calloc(1, sizeof(*ol)))) {
         ol->L.id = stream_new_id(&ts->st);
+        ol->L.t0 = mode_offline ? grain_clock() : 0;
         ol->group = c->loop_group;
         ol->loc = c->loop_loc;
         idx = atomic_load(&r->team) + r->phase_extra++;
@@ -1554,7 +1598,8 @@ static void close_ordloops(tstate *ts, ordloop *ol)
             tool_note(ts, ol->loc, TRACE_NOTE_ORDERED_PREFIX, prefix);
         if (atomic_load(&ol->static_chained))
             tool_note(ts, ol->loc, TRACE_NOTE_ORDERED_STATIC, 1);
-        cnode L = {ol->L.id, atomic_load(&ol->nkids), ol->L.on, NULL};
+        cnode L = {ol->L.id, atomic_load(&ol->nkids), ol->L.on, NULL,
+                   ol->L.t0};
         end_node(ts, &L, OSPG_LOC_NONE);
         free(ol);
         ol = next;
@@ -1976,7 +2021,7 @@ static void root_begin(tstate *ts, ompt_data_t *task_data)
         return;
     c->kind = CTX_INITIAL;
     c->base_loc = OSPG_LOC_PROGRAM;
-    cnode root = {TRACE_ROOT_ID, 0, NULL, NULL};
+    cnode root = {TRACE_ROOT_ID, 0, NULL, NULL, 0};
     pthread_mutex_lock(&roots_lock);
     if (atomic_load(&main_pending_idx) == UINT64_MAX)
         atomic_store(&main_pending_idx, child_idx(&root));
@@ -2429,6 +2474,7 @@ static void loop_begin(tstate *ts, tctx *c, const void *code,
     c->first_iters = 0;
     if (dir == DIR_LOOP && one_chunk) {
         c->lazy_block = 1;
+        c->chunk_t0 = mode_offline ? grain_clock() : 0;
         push_loc(c, c->loop_loc);
     } else if (one_chunk) {
         begin_chunk(ts, c);
@@ -2973,6 +3019,8 @@ static void on_task_schedule(ompt_data_t *prior_data,
     if (status == ompt_taskwait_complete && n)
         n->waiting = 0;
     if (n && n->kind == CTX_EXPLICIT) {
+        if (!n->node.t0 && mode_offline) /* its first start */
+            n->node.t0 = grain_clock();
         ensure_begun(ts, n);
         if (n != below) /* a start, not a return to it */
             n->sched_prior = below;
@@ -3163,7 +3211,7 @@ static void finish(void)
         stream_flush_all();
         return;
     }
-    cnode root = {TRACE_ROOT_ID, 0, NULL, NULL};
+    cnode root = {TRACE_ROOT_ID, 0, NULL, NULL, 0};
     if (main_began) {
         ev_loc(ts, FEV_PROGRAM, 1, 0);
         frag_close(ts);
@@ -3416,7 +3464,12 @@ static void write_meta(void)
     char cwd[PATH_MAX];
     if (!getcwd(cwd, sizeof(cwd)))
         cwd[0] = 0;
+    /* the origin of the grains' start and end times */
+    char origin[32];
+    snprintf(origin, sizeof(origin), "%llu",
+             (unsigned long long)grain_clock());
     const char *pairs[][2] = {
+        {"clock_origin_ns", mode_offline ? origin : NULL},
         {"metric_read_bias", bias},
         {"metric", metric.name},
         {"metric_unit", metric.unit},

@@ -10,7 +10,10 @@
 # --full-max, the graph is aggregated into groups (a location at a
 # depth) whose counts add up.  tests/e2e/grainloops.c: a dynamic loop of
 # exactly 100 chunks, and a static loop whose load balance equals the
-# one the program measured itself (2%).  At 2 and 3 threads.  Burdened:
+# one the program measured itself (2%); each chunk's start and end hold
+# the wall time the program measured for it, rebuilt static chunks lie
+# end to end, and no more grains run at once than threads
+# (tests/grain_time_check.py).  At 2 and 3 threads.  Burdened:
 # tests/e2e/taskchain.c, 200 nested tasks all on the critical path: the
 # burdened span is exactly the span plus 200 x task_create_cost, and its
 # grains are one per depth, each with parallel benefit work / that cost.
@@ -81,6 +84,13 @@ for T in 2 3; do
   given=$(sed -n 's/^whatif-balance //p' l.err)
   if awk -v s="$st" -v T=$T -v g="$given" 'BEGIN { split(s, a, " "); exit !(a[1] == T && a[2] == T && a[3] > 0 && (a[3] - g) / g < 0.02 && (g - a[3]) / g < 0.02) }'; then ok; else
     ko "T=$T static loop: chunks threads balance '$st', the program measured $given"; fi
+  # grain times against the program's own wall clock
+  out=$(python3 "$root/tests/grain_time_check.py" l$T l.err $T "$root/tests/e2e/$src") && ok || ko "T=$T grain times: $out"
+  # fib: every task timed, never more running than threads
+  bad=$(awk -F, -v T=$T 'FNR == 1 { file++; next }
+      file == 1 && ($12 == "" || $13 == "" || $12 > $13) { print "grain " $1 " timed \"" $12 "\" to \"" $13 "\""; exit }
+      file == 2 && $4 > T { print "bin " FNR ": " $4 " running on " T " threads"; exit }' f$T/grains.csv f$T/parallelism.csv)
+  [ -z "$bad" ] && ok || ko "T=$T fib times: $bad"
 done
 # the report draws the groups that whatif grains stored in profile.db
 "$whatif" report -q f2 2>r.err || ko "report after grains: $(cat r.err)"
@@ -91,6 +101,10 @@ low=$(awk -F, 'NR > 1 && $10 > 0' f2/grain_groups.csv | wc -l)
 [ "$drawn" -eq "$groups" ] && [ "$groups" -eq "$(($(wc -l < f2/grain_groups.csv) - 1))" ] && [ "$flag" -eq $((low > 0)) ] && ok \
   || ko "report: $drawn groups drawn of $groups, flagged table $flag with $low low-benefit groups"
 "$whatif" report -q l2 && grep -q 'id="grain-imbalance"' l2/report.html && ok || ko "report: no imbalanced loop instance listed"
+# the instantaneous parallelism: in the database as in parallelism.csv, charted
+bins=$(sqlite3 f2/profile.db "select count(*) from grain_timeline where max_running <= 2")
+[ "$bins" -gt 0 ] && [ "$bins" -eq "$(($(wc -l < f2/parallelism.csv) - 1))" ] && grep -q 'id="grain-timeline"' f2/report.html && ok \
+  || ko "report: $bins timeline bins in profile.db, $(($(wc -l < f2/parallelism.csv) - 1)) in parallelism.csv, chart $(grep -c 'id="grain-timeline"' f2/report.html)"
 if ! grep -Eiq "https?:|url\(" f2/report.html; then ok; else ko "the grain section names something outside the page"; fi
 browser=$(command -v chromium || command -v chromium-browser || true)
 if [ -n "$browser" ]; then

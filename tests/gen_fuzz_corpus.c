@@ -99,5 +99,22 @@ int main(int argc, char **argv)
     trace_write_end(w, 0, 1, 0);
     if (trace_writer_close(w) != 0)
         return fail(p);
+
+    /* version 5: grains with their times, before a LEAF and an END */
+    snprintf(p, sizeof p, "%s/seed-time-v5.tr", argv[1]);
+    if (!(w = trace_writer_open(p, 4, 0)))
+        return fail(p);
+    trace_write_loc(w, 5, "task", "a.c:7");
+    trace_write_begin(w, 1, 0, 0, OSPG_S, OSPG_LOC_NONE, 0, 0, NULL, 0);
+    trace_write_time(w, 1000000, 1004000);
+    trace_write_leaf(w, 1, 0, OSPG_P, 5, 0, 0, &la);
+    trace_write_begin(w, 2, 1, 1, OSPG_P, 5, 0, 0, NULL, 0);
+    trace_write_work(w, 2, 0, 70, 5, 0, 0);
+    trace_write_time(w, 999000, 1009000);
+    trace_write_end(w, 2, 1, OSPG_LOC_NONE);
+    trace_write_end(w, 1, 2, OSPG_LOC_NONE);
+    trace_write_end(w, 0, 1, 0);
+    if (trace_writer_close(w) != 0)
+        return fail(p);
     return 0;
 }

@@ -509,7 +509,7 @@ static void test_ref_crc(void)
  * without a location in its short form). */
 static const uint8_t tiny_image[79] = {
     0x57, 0x48, 0x41, 0x54, 0x49, 0x46, 0x54, 0x52, /* "WHATIFTR" */
-    0x04, 0x00, 0x00, 0x00,                         /* version 4 */
+    0x05, 0x00, 0x00, 0x00,                         /* version 5 */
     0x03, 0x00, 0x00, 0x00,                         /* stream 3 */
     0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, /* flags */
     0x2f, 0x00, 0x00, 0x00,                         /* payload: 47 bytes */
@@ -614,7 +614,7 @@ static void test_version1(void)
  * what-if region in the long form. */
 static const uint8_t leaf_image[65] = {
     0x57, 0x48, 0x41, 0x54, 0x49, 0x46, 0x54, 0x52, /* "WHATIFTR" */
-    0x04, 0x00, 0x00, 0x00,                         /* version 4 */
+    0x05, 0x00, 0x00, 0x00,                         /* version 5 */
     0x03, 0x00, 0x00, 0x00,                         /* stream 3 */
     0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, /* flags */
     0x21, 0x00, 0x00, 0x00,                         /* payload: 33 bytes */
@@ -677,6 +677,99 @@ static void test_leaf_image(void)
     trace_reader_close(r);
 }
 
+/* TIME records (version 5): the grain times of the LEAF or END after
+ * them, kept to 32 ns, across blocks, and refused anywhere else. */
+static void test_time_records(void)
+{
+    char p[128];
+    path_of(p, sizeof p, "time.tr");
+    /* a small block size: the records cross many blocks */
+    trace_writer *w = trace_writer_open(p, 1, 64);
+    enum { N = 200 };
+    uint64_t base = 123456789012345ull, s[N], e[N];
+    int ok = w != NULL;
+    for (int i = 0; w && i < N; i++) {
+        /* nested (a parent ends after its children began), out of order
+         * (a static chunk rebuilt after a later task), equal ends */
+        s[i] = base + (uint64_t)i * 1000 - (i % 7) * 5000;
+        e[i] = s[i] + (uint64_t)(i % 5) * 777 + (i % 3 ? 0 : 99999);
+        ok &= trace_write_begin(w, (uint64_t)i + 1, 0, (uint64_t)i, OSPG_P,
+                                1, 0, 0, NULL, 0) == 0;
+        ok &= trace_write_time(w, s[i], e[i]) == 0;
+        if (i % 2) {
+            ok &= trace_write_end(w, (uint64_t)i + 1, 0, OSPG_LOC_NONE) == 0;
+        } else {
+            ospg_leaf_work lw = {5, 1, 0, 0};
+            ok &= trace_write_end(w, (uint64_t)i + 1, 0, 2) == 0;
+            ok &= trace_write_time(w, s[i], e[i]) == 0;
+            ok &= trace_write_leaf(w, (uint64_t)i + 1, 0, OSPG_P, 1, 0, 0,
+                                   &lw) == 0;
+        }
+    }
+    ok &= w && trace_writer_close(w) == 0;
+    CHECK(ok, "timed records written");
+    trace_reader *r = trace_reader_open(p);
+    trace_rec rec;
+    int k, bad = 0, ends = 0, leaves = 0, untimed = 0;
+    while (r && (k = trace_reader_next(r, &rec)) == 1) {
+        if (rec.type == TRACE_BEGIN) {
+            untimed += rec.timed;
+            continue;
+        }
+        int i = (int)rec.id - 1;
+        if (rec.type == TRACE_LEAF) {
+            i = (int)rec.parent - 1;
+            leaves++;
+        } else {
+            ends++;
+        }
+        if (i < 0 || i >= N || !rec.timed ||
+            rec.t_start != (s[i] >> TRACE_TIME_SHIFT) << TRACE_TIME_SHIFT ||
+            rec.t_end != (e[i] >> TRACE_TIME_SHIFT) << TRACE_TIME_SHIFT)
+            bad++;
+    }
+    CHECK(r && k == 0 && bad == 0 && ends == N && leaves == N / 2 &&
+              untimed == 0,
+          "TIME records read back to 32 ns: %d bad, %d ends, %d leaves (%s)",
+          bad, ends, leaves, r ? trace_reader_error(r) : "no reader");
+    trace_reader_close(r);
+    /* skimming the graph records skips the TIMEs with them */
+    r = trace_reader_open(p);
+    trace_reader_skim(r, 1);
+    size_t got = drain(r, &k);
+    CHECK(r && k == 0 && got == 0, "skimmed: %zu records, last %d", got, k);
+    trace_reader_close(r);
+
+    /* a TIME before a BEGIN, and one in a version 4 file */
+    path_of(p, sizeof p, "time-bad.tr");
+    w = trace_writer_open(p, 1, 0);
+    CHECK(trace_write_time(w, 10, 9) == -1, "a TIME that ends before it "
+                                            "starts is refused");
+    trace_write_time(w, 100, 200);
+    trace_write_begin(w, 1, 0, 0, OSPG_P, 1, 0, 0, NULL, 0);
+    trace_writer_close(w);
+    r = trace_reader_open(p);
+    drain(r, &k);
+    const char *err = trace_reader_error(r);
+    CHECK(k == -1 && err && strstr(err, "byte 32: a TIME record must come "
+                                        "just before a LEAF or END record"),
+          "a TIME before a BEGIN: %s", err ? err : "-");
+    trace_reader_close(r);
+    size_t n;
+    uint8_t *b = slurp(p, &n);
+    if (b && n > 8) {
+        b[8] = 4;
+        r = trace_reader_open_mem(b, n, "v4time");
+        drain(r, &k);
+        err = trace_reader_error(r);
+        CHECK(k == -1 && err &&
+                  !strcmp(err, "v4time: byte 32: unknown record type 16"),
+              "a TIME in a version 4 file: %s", err ? err : "-");
+        trace_reader_close(r);
+    }
+    free(b);
+}
+
 static void test_header_and_image(void)
 {
     char p[128];
@@ -687,7 +780,7 @@ static void test_header_and_image(void)
     size_t n;
     uint8_t *b = slurp(p, &n);
     static const uint8_t hdr[24] = {'W', 'H', 'A', 'T', 'I', 'F', 'T', 'R',
-                                    4,   0,   0,   0,   0xd4, 0xc3, 0xb2, 0xa1};
+                                    5,   0,   0,   0,   0xd4, 0xc3, 0xb2, 0xa1};
     CHECK(b && n == 24 && memcmp(b, hdr, 24) == 0,
           "empty trace is exactly the 24-byte header (got %zu bytes)", n);
     free(b);
@@ -1232,11 +1325,11 @@ static void test_header_errors(void)
     trace_reader_close(r);
 
     memcpy(b, tiny_image, sizeof b);
-    b[8] = 5;
+    b[8] = 6;
     e = mem_error(&r, b, sizeof b, &cnt);
-    CHECK(e && strcmp(e, "img.tr: byte 8: trace version 5, this analyzer "
-                         "reads versions 1 to 4") == 0,
-          "version 5: %s", e ? e : "-");
+    CHECK(e && strcmp(e, "img.tr: byte 8: trace version 6, this analyzer "
+                         "reads versions 1 to 5") == 0,
+          "version 6: %s", e ? e : "-");
     trace_reader_close(r);
     b[8] = 0;
     e = mem_error(&r, b, sizeof b, &cnt);
@@ -1247,7 +1340,7 @@ static void test_header_errors(void)
     r = trace_reader_open(p);
     snprintf(want, sizeof want,
              "%s: byte 8: trace version 7, this analyzer reads versions 1 to "
-             "4", p);
+             "5", p);
     e = trace_reader_error(r);
     CHECK(e && strcmp(e, want) == 0, "version 7 from a file: %s", e ? e : "-");
     trace_reader_close(r);
@@ -1438,7 +1531,7 @@ static void test_payload_errors(void)
         {"0300008000", 35, "overlong varint"},
         {"03ffffffffffffffffffff01", 33, "varint longer than 10 bytes"},
         {"0380808080808080808002", 33, "varint overflows 64 bits"},
-        {"0300000110", 36, "unknown record type 16"},
+        {"0300000111", 36, "unknown record type 17"},
         /* LEAF: parent idx kind loc group [owner] nchildren [...] */
         {"0d00000306000000", 35, "node kind 3, must be 1 (S) or 2 (P)"},
         {"0d0000010601070000", 37, "a group member must be a P-node"},
@@ -1673,6 +1766,7 @@ int main(void)
     test_header_and_image();
     test_version1();
     test_leaf_image();
+    test_time_records();
     test_region_records();
     test_round_trip();
     test_block_filling();

@@ -7,13 +7,25 @@
  *   threads: one chunk per thread, the first thread's iterations 3 times
  *   as long.  Each thread times its own chunk (selftime.h) and the program
  *   prints the load balance it measured, max over mean of the threads'
- *   work: "whatif-balance B".
+ *   work: "whatif-balance B".  Each thread also prints the wall time
+ *   from its first iteration's start to its last one's end,
+ *   "whatif-wall static NS": the chunk's grain holds it.
+ *   "chunked": schedule(static, 2) over 8 x T iterations: 4 chunks per
+ *   thread, which libomp does not report one by one (whatif rebuilds
+ *   them); the wall time of each thread's part, "whatif-wall chunked NS".
  */
 #include <omp.h>
 #include <stdio.h>
 #include <stdlib.h>
 
 #include "selftime.h"
+
+static uint64_t wall_now(void)
+{
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return (uint64_t)t.tv_sec * 1000000000u + (uint64_t)t.tv_nsec;
+}
 
 int main(void)
 {
@@ -26,11 +38,30 @@ int main(void)
     uint64_t *took = calloc((size_t)T, sizeof(*took));
 #pragma omp parallel num_threads(T)
     {
-        uint64_t mine = 0;
+        uint64_t mine = 0, first = 0, last = 0;
 #pragma omp for schedule(static)
-        for (int i = 0; i < 2 * T; i++)
+        for (int i = 0; i < 2 * T; i++) {
+            if (!first)
+                first = wall_now();
             mine += st_burn(i < 2 ? 60 : 20);
+            last = wall_now();
+        }
         took[omp_get_thread_num()] = mine;
+        fprintf(stderr, "whatif-wall static %llu\n",
+                (unsigned long long)(last - first));
+    }
+#pragma omp parallel num_threads(T)
+    {
+        uint64_t first = 0, last = 0;
+#pragma omp for schedule(static, 2)
+        for (int i = 0; i < 8 * T; i++) {
+            if (!first)
+                first = wall_now();
+            st_burn(2);
+            last = wall_now();
+        }
+        fprintf(stderr, "whatif-wall chunked %llu\n",
+                (unsigned long long)(last - first));
     }
     uint64_t total = 0, most = 0;
     for (int t = 0; t < T; t++) {
