@@ -224,18 +224,19 @@ static void timeline(FILE *f, const profdb *pg)
     if (!n)
         return;
     double t0 = pg->timeline[0].start_ns, t1 = pg->timeline[n - 1].end_ns;
-    double top = 1, busy = 0;
+    double most = 0, busy = 0;
     for (size_t i = 0; i < n; i++) {
-        if (pg->timeline[i].max_running > top)
-            top = pg->timeline[i].max_running;
+        if (pg->timeline[i].max_running > most)
+            most = pg->timeline[i].max_running;
         busy += pg->timeline[i].mean_running *
                 (pg->timeline[i].end_ns - pg->timeline[i].start_ns);
     }
     const char *th = profdb_meta(pg, "threads");
     double threads = th ? strtod(th, NULL) : 0;
     double avail = pg->nrows ? pg->rows[0].parallelism : 0;
-    if (threads > top)
-        top = threads;
+    double top = most > threads ? most : threads; /* the y scale */
+    if (top < 1)
+        top = 1;
     double ymax = top * 1.15, left = 40, w = WIDTH - left - 10;
     double span = t1 > t0 ? t1 - t0 : 1;
 #define TX(t) (left + w * ((t) - t0) / span)
@@ -244,7 +245,7 @@ static void timeline(FILE *f, const profdb *pg)
                "and end times: on average %.2f running from the first "
                "grain's start to the last one's end (%.3f ms), at most "
                "%.0f; available parallelism (work / span) %.2f.</p>",
-            busy / span, span / 1e6, top, avail);
+            busy / span, span / 1e6, most, avail);
     fprintf(f, "<svg id=\"grain-timeline\" width=\"%.0f\" height=\"%.0f\" "
                "role=\"img\" aria-label=\"grains running at once over "
                "time\">",

@@ -45,7 +45,8 @@ void timeline_free(timeline *t)
 
 int timeline_add(timeline *t, uint32_t thread, uint64_t start, uint64_t end)
 {
-    if (thread >= TIMELINE_THREADS_MAX || start > end)
+    /* an empty interval runs nothing: it would only stretch the run */
+    if (thread >= TIMELINE_THREADS_MAX || start >= end)
         return 0;
     if (thread >= t->nlanes) {
         lane *l = realloc(t->lanes, (thread + 1) * sizeof(*l));

@@ -33,9 +33,9 @@ typedef struct timeline_summary {
 timeline *timeline_new(void);
 void timeline_free(timeline *t);
 
-/* A grain ran on thread from start to end (ns, start <= end).  Returns 0,
- * or -1 when out of memory (or thread >= TIMELINE_THREADS_MAX: ignored,
- * 0). */
+/* A grain ran on thread from start to end (ns).  Returns 0, or -1 when
+ * out of memory; an empty interval (start >= end) and a thread >=
+ * TIMELINE_THREADS_MAX are ignored (0). */
 #define TIMELINE_THREADS_MAX 65536u
 int timeline_add(timeline *t, uint32_t thread, uint64_t start, uint64_t end);
 

@@ -1619,6 +1619,10 @@ static int skim_record(trace_reader *r)
     if (t != TRACE_BEGIN && t != TRACE_WORK && t != TRACE_END && !shortform &&
         !leaf)
         return 0;
+    if (r->timed && t != TRACE_LEAF && t != TRACE_LEAF_P0 && t != TRACE_END &&
+        t != TRACE_END0)
+        return fail(r, r->time_at, "a TIME record must come just before a "
+                    "LEAF or END record");
     r->timed = 0; /* a skimmed record takes no TIME */
     r->pos++;
     uint64_t nchildren;

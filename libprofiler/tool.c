@@ -1496,8 +1496,9 @@ static ordloop *ordloop_get(tstate *ts, tctx *c, int create)
     for (ol = r->ordloops; ol && ol->group != c->loop_group; ol = ol->next)
         ;
     if (!ol && create && (ol = calloc(1, sizeof(*ol)))) {
+        /* untimed: its pieces run on every thread of the team, and it
+         * closes with the barrier phase */
         ol->L.id = stream_new_id(&ts->st);
-        ol->L.t0 = mode_offline ? grain_clock() : 0;
         ol->group = c->loop_group;
         ol->loc = c->loop_loc;
         idx = atomic_load(&r->team) + r->phase_extra++;
@@ -3002,6 +3003,8 @@ static void on_task_schedule(ompt_data_t *prior_data,
     /* the task the runtime returns to when the next one's part ends */
     tctx *below = ended ? p->sched_prior : p;
     if (ended) {
+        if (p->helper) /* the runtime's, not a grain: no time */
+            p->node.t0 = 0;
         end_frames(ts, p);
         end_scope(ts, p, OSPG_LOC_NONE);
         end_node(ts, &p->node, OSPG_LOC_NONE);

@@ -733,6 +733,43 @@ static void test_time_records(void)
           "TIME records read back to 32 ns: %d bad, %d ends, %d leaves (%s)",
           bad, ends, leaves, r ? trace_reader_error(r) : "no reader");
     trace_reader_close(r);
+    /* a TIME split from its LEAF by a block's end: long grouped leaves
+     * in 64-byte blocks */
+    path_of(p, sizeof p, "time-split.tr");
+    w = trace_writer_open(p, 1, 64);
+    ok = w != NULL;
+    for (int i = 0; w && i < 50; i++) {
+        uint64_t big = 0x7000000000000000ull + (uint64_t)i * 0x10000000001ull;
+        ospg_leaf_work lw = {big, 3, 9, 0};
+        /* 26 bytes first: the TIME fits, its 45-byte leaf does not */
+        ok &= trace_write_work(w, 1, 0, big, 2, 0, 0) == 0;
+        ok &= trace_write_work(w, 1, 1, big, 2, 0, 0) == 0;
+        ok &= trace_write_time(w, s[i], e[i]) == 0;
+        ok &= trace_write_leaf(w, big, big >> 3, OSPG_P, 1, big >> 1, big,
+                               &lw) == 0;
+    }
+    ok &= w && trace_writer_close(w) == 0;
+    r = trace_reader_open(p);
+    int nleaf = 0;
+    bad = 0;
+    while (ok && r && (k = trace_reader_next(r, &rec)) == 1) {
+        if (rec.type == TRACE_WORK) {
+            bad += rec.timed;
+            continue;
+        }
+        bad += rec.type != TRACE_LEAF || !rec.timed ||
+               rec.t_start != (s[nleaf] >> TRACE_TIME_SHIFT)
+                                  << TRACE_TIME_SHIFT ||
+               rec.t_end != (e[nleaf] >> TRACE_TIME_SHIFT)
+                                << TRACE_TIME_SHIFT;
+        nleaf++;
+    }
+    CHECK(ok && r && k == 0 && nleaf == 50 && bad == 0,
+          "TIMEs split from their leaves by a block's end: %d leaves, %d "
+          "bad (%s)",
+          nleaf, bad, r ? trace_reader_error(r) : "no reader");
+    trace_reader_close(r);
+
     /* skimming the graph records skips the TIMEs with them */
     r = trace_reader_open(p);
     trace_reader_skim(r, 1);
@@ -754,6 +791,14 @@ static void test_time_records(void)
     CHECK(k == -1 && err && strstr(err, "byte 32: a TIME record must come "
                                         "just before a LEAF or END record"),
           "a TIME before a BEGIN: %s", err ? err : "-");
+    trace_reader_close(r);
+    r = trace_reader_open(p); /* the scan pass checks it too */
+    trace_reader_skim(r, 1);
+    drain(r, &k);
+    err = trace_reader_error(r);
+    CHECK(k == -1 && err && strstr(err, "byte 32: a TIME record must come "
+                                        "just before a LEAF or END record"),
+          "a TIME before a BEGIN, skimmed: %s", err ? err : "-");
     trace_reader_close(r);
     size_t n;
     uint8_t *b = slurp(p, &n);
