@@ -4,7 +4,8 @@
 # with `ctest -j2` while two CPU-bound processes (`yes > /dev/null`) run
 # beside it, then N times serially, and prints how many runs passed and
 # which tests failed, with the lines a failing test printed (the whole
-# output of every run is kept in the log directory).  Usage: tests/stress.sh BUILD_DIR [N]  (N: 20)
+# output of every run is kept in the log directory, and the work directory
+# of each failing end-to-end test, its profiles and traces).  Usage: tests/stress.sh BUILD_DIR [N]  (N: 20)
 set -uo pipefail
 build=$(realpath "$1"); n=${2:-20}
 log=$(mktemp -d)
@@ -16,7 +17,14 @@ run_suite() { # label k extra-ctest-args...
   if ctest --test-dir "$build" --output-on-failure "$@" >"$log/$label-$k.txt" 2>&1; then
     echo pass
   else
-    echo "fail: $(grep -E '^\s+[0-9]+ - ' "$log/$label-$k.txt" | awk '{print $3}' | tr '\n' ' ')"
+    local failed
+    failed=$(grep -E '^\s+[0-9]+ - ' "$log/$label-$k.txt" | awk '{print $3}')
+    echo "fail: $(echo $failed)"
+    # an end-to-end test's work directory (its runs' profiles and traces)
+    # is kept, before the next run replaces it
+    for t in $failed; do
+      [ -d "$build/${t//_/-}" ] && cp -r "$build/${t//_/-}" "$log/$label-$k-$t"
+    done
     grep -E 'FAIL|[Ee]rror|expected' "$log/$label-$k.txt" | grep -v '^Errors while' | head -8 | sed 's/^/    /'
   fi
 }
