@@ -466,16 +466,21 @@ int analyze_trace(const char *dir, const char *outdir,
         fprintf(stderr, "whatif analyze: out of memory\n");
         goto out;
     }
-    /* burdened: measured task creation on every task's path */
-    /* (the cost is in ns: only a time metric can take it) */
+    /* burdened: measured task creation on every task's path, handing out
+     * a chunk on every chunk's (the costs are in ns: only a time metric
+     * can take them) */
     const char *task_cost = report_meta_get(ms.meta, "task_create_cost");
+    const char *chunk_cost = report_meta_get(ms.meta, "chunk_dispatch_cost");
     const char *unit = report_meta_get(ms.meta, "metric_unit");
-    uint64_t burden = task_cost && unit && !strcmp(unit, "ns")
-                          ? strtoull(task_cost, NULL, 10) : 0;
+    int in_ns = unit && !strcmp(unit, "ns");
+    uint64_t burden = task_cost && in_ns ? strtoull(task_cost, NULL, 10) : 0;
+    uint64_t chunk_burden =
+        chunk_cost && in_ns ? strtoull(chunk_cost, NULL, 10) : 0;
     if (scen_add_all_regions(&ss, factors, nf) ||
         scen_add_each_region(&ss, named, factors, nf) ||
         scen_add_expected(&ss) ||
-        (burden && scen_add_burdened(&ss, named, burden))) {
+        ((burden || chunk_burden) &&
+         scen_add_burdened(&ss, named, burden, chunk_burden))) {
         fprintf(stderr, "whatif analyze: out of memory\n");
         goto out;
     }
@@ -516,7 +521,7 @@ int analyze_trace(const char *dir, const char *outdir,
                         "be written): the profile covers what was recorded\n");
     }
     note_seconds(ms.meta, "analyzer_profile_seconds", t_profile);
-    if (burden && note_burdened(ms.meta, &prof, &ss)) {
+    if ((burden || chunk_burden) && note_burdened(ms.meta, &prof, &ss)) {
         fprintf(stderr, "whatif analyze: out of memory\n");
         goto out;
     }

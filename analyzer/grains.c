@@ -80,6 +80,7 @@ typedef struct collect {
     FILE *csv;
     const loctab *names;
     double create_cost;    /* task_create_cost, 0 when not measured */
+    double dispatch_cost;  /* chunk_dispatch_cost, likewise */
     group *groups;
     uint64_t ngroups;
     group_edge *edges;
@@ -115,20 +116,27 @@ static const loctab_entry *name_of(const collect *c, uint32_t loc)
     return loctab_get(c->names, loc);
 }
 
-static int is_task(const collect *c, uint32_t loc)
+/* What the runtime paid to make a grain of loc runnable: creating a task,
+ * handing out a loop chunk; 0 when not measured. */
+static double grain_cost(const collect *c, uint32_t loc)
 {
     const loctab_entry *e = name_of(c, loc);
-    return e && (!strcmp(e->directive, "task") ||
-                 !strcmp(e->directive, "taskloop"));
+    if (!e)
+        return 0;
+    if (!strcmp(e->directive, "task") || !strcmp(e->directive, "taskloop"))
+        return c->create_cost;
+    if (!strcmp(e->directive, "loop") || !strcmp(e->directive, "sections"))
+        return c->dispatch_cost;
+    return 0;
 }
 
-/* A task's parallel benefit: its own work over what creating it cost
- * (NAN where that cost is not measured: chunks, runs with few tasks). */
+/* A grain's parallel benefit: its own work over what the runtime paid to
+ * make it runnable (NAN where that is not measured: runs with few tasks
+ * or chunks, a metric that is not a time). */
 static double benefit(const collect *c, const replay_grain *g)
 {
-    if (!(c->create_cost > 0) || !is_task(c, g->loc))
-        return NAN;
-    return (double)g->work / c->create_cost;
+    double cost = grain_cost(c, g->loc);
+    return cost > 0 ? (double)g->work / cost : NAN;
 }
 
 static group *group_of(collect *c, uint32_t depth, uint32_t loc)
@@ -941,12 +949,14 @@ int grains_write(const char *trace_dir, const char *outdir,
     }
     if (unresolved)
         fprintf(stderr, "whatif: warning: %s\n", warn);
-    /* the creation cost is measured in ns: comparable with work only
-     * when the run's metric is a time */
+    /* the costs are measured in ns: comparable with work only when the
+     * run's metric is a time */
     const char *cost = report_meta_get(ms.meta, "task_create_cost");
+    const char *dcost = report_meta_get(ms.meta, "chunk_dispatch_cost");
     const char *unit = report_meta_get(ms.meta, "metric_unit");
-    c.create_cost = cost && unit && !strcmp(unit, "ns") ? strtod(cost, NULL)
-                                                         : 0;
+    int in_ns = unit && !strcmp(unit, "ns");
+    c.create_cost = cost && in_ns ? strtod(cost, NULL) : 0;
+    c.dispatch_cost = dcost && in_ns ? strtod(dcost, NULL) : 0;
     c.names = named;
     c.full_max = go->full_max ? go->full_max : FULL_MAX_DEFAULT;
     const char *origin = report_meta_get(ms.meta, "clock_origin_ns");
@@ -1152,9 +1162,10 @@ int cmd_grains(int argc, char **argv)
                     (unsigned long long)res.timed, res.mean_running,
                     res.max_running, res.threads, res.available);
         if (res.low_benefit)
-            fprintf(stderr, "; %llu tasks hold less work than creating one "
-                            "costs (parallel benefit below 1: better run "
-                            "serially)",
+            fprintf(stderr, "; %llu grains hold less work than the runtime "
+                            "paid to create or hand them out (parallel "
+                            "benefit below 1: better run serially, or in "
+                            "larger grains)",
                     (unsigned long long)res.low_benefit);
         fprintf(stderr, "\nwhatif grains: %s/grains.csv, grain_groups.csv, "
                         "instances.csv, parallelism.csv, grains.graphml and "

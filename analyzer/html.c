@@ -635,8 +635,10 @@ static void speedup(FILE *f, const profdb *pg)
     if (Sb > 0)
         fprintf(f, " Burdened (dotted): Brent's bound with the burdened span "
                    "S_burdened = %.0f, every task's path started after what "
-                   "creating a task cost in this run (task_create_cost): a "
-                   "greedy scheduler that pays that per task.",
+                   "creating a task cost in this run (task_create_cost), "
+                   "every loop chunk's after what handing out a chunk cost "
+                   "(chunk_dispatch_cost): a greedy scheduler that pays "
+                   "that per grain.",
                 Sb);
     if (pg->ntimings)
         fputs(" Measured: the program's wall time at one thread over its "

@@ -858,7 +858,8 @@ static const char *const numeric_keys[] = {
     "threads", "metric_read_bias", "peak_live_nodes",
     "trace_streams", "trace_bytes", "analyzer_peak_live_nodes",
     "analyzer_scan_seconds", "analyzer_profile_seconds", "sample_rate_hz",
-    "samples", "samples_lost", "task_create_cost", "context", "rank",
+    "samples", "samples_lost", "task_create_cost", "chunk_dispatch_cost",
+    "clock_origin_ns", "context", "rank",
     "ranks", "pid", "burdened_span", "burdened_parallelism",
 };
 

@@ -317,25 +317,30 @@ int scen_add_expected(scen_set *ss)
     return 0;
 }
 
-static uint64_t task_burden(void *arg, uint32_t loc)
+static uint64_t grain_burden(void *arg, uint32_t loc)
 {
     const scen_set *ss = arg;
     const loctab_entry *e = loctab_get(ss->burden_names, loc);
-    return e && (!strcmp(e->directive, "task") ||
-                 !strcmp(e->directive, "taskloop"))
-               ? ss->task_burden
-               : 0;
+    if (!e)
+        return 0;
+    if (!strcmp(e->directive, "task") || !strcmp(e->directive, "taskloop"))
+        return ss->task_burden;
+    if (!strcmp(e->directive, "loop") || !strcmp(e->directive, "sections"))
+        return ss->chunk_burden;
+    return 0;
 }
 
-int scen_add_burdened(scen_set *ss, const loctab *names, uint64_t task_cost)
+int scen_add_burdened(scen_set *ss, const loctab *names, uint64_t task_cost,
+                      uint64_t chunk_cost)
 {
     ospg_scenario *s = add(ss, "burdened", 0);
     if (!s)
         return -1;
     ss->burden_names = names;
     ss->task_burden = task_cost;
+    ss->chunk_burden = chunk_cost;
     s->factor = 0;
-    s->grain_burden = task_burden;
+    s->grain_burden = grain_burden;
     s->grain_burden_arg = ss;
     return 0;
 }

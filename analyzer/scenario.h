@@ -35,6 +35,7 @@ typedef struct scen_set {
     size_t nowned;
     const loctab *burden_names; /* the "burdened" scenario's: directives */
     uint64_t task_burden;       /* of every task */
+    uint64_t chunk_burden;      /* of every loop chunk and section */
 } scen_set;
 
 #define SCEN_DEFAULT_FACTORS "2,4,8,16,64,inf"
@@ -60,10 +61,12 @@ int scen_add_expected(scen_set *ss);  /* only if a region has a factor */
 int scen_add_locs(scen_set *ss, const char *name, const uint32_t *locs,
                   size_t nlocs, const double *f, size_t nf);
 
-/* "burdened": every task's grain burdened with task_cost, what the run
- * measured creating one costs (names: the locations' directives, kept by
- * the caller while the scenario is used). */
-int scen_add_burdened(scen_set *ss, const loctab *names, uint64_t task_cost);
+/* "burdened": every task's grain burdened with task_cost and every loop
+ * chunk's (sections too) with chunk_cost, what the run measured creating a
+ * task and handing out a chunk (either may be 0: not measured).  names
+ * gives the directives of the locations (kept, not owned). */
+int scen_add_burdened(scen_set *ss, const loctab *names, uint64_t task_cost,
+                      uint64_t chunk_cost);
 
 /* A location named on the command line: "file:line" (matched against the
  * end of resolved locations), "binary+0x..", or "program".  Selects the

@@ -234,7 +234,8 @@ EXPORT int32_t __kmpc_omp_taskwait(void *loc, int32_t gtid)
             return 0;                                                       \
         WRAP_ENTER(loc);                                                       \
         int r = real(loc, gtid, last, lb, ub, st);                          \
-        WRAP_LEAVE();                                                       \
+        WRAP_LEAVE_TIMED();                                                 \
+        tool_chunk_runtime(rt_ns);                                          \
         return r;                                                           \
     }
 #define STATIC_INIT(suffix, T, S)                                           \
@@ -250,7 +251,8 @@ EXPORT int32_t __kmpc_omp_taskwait(void *loc, int32_t gtid)
             return;                                                         \
         WRAP_ENTER(loc);                                                       \
         real(loc, gtid, sched, last, lb, ub, stride, incr, chunk);          \
-        WRAP_LEAVE();                                                       \
+        WRAP_LEAVE_TIMED();                                                 \
+        tool_chunk_runtime(rt_ns);                                          \
     }
 
 DISPATCH_INIT(_4, int32_t)

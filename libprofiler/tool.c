@@ -264,6 +264,9 @@ typedef struct tstate {
      * first task aside (task_rt_started) */
     uint64_t task_rt, task_rt_tasks;
     int task_rt_started;
+    /* the runtime's time handing out chunks, and the chunk grains the
+     * thread recorded (tool_chunk_runtime) */
+    uint64_t chunk_rt, chunk_grains;
     int ok;                  /* stream open */
     online_thread *q;        /* on the fly: this thread's handle */
     int in_frag;
@@ -299,6 +302,7 @@ static int main_pre_n, main_pre_taken;
 static uintptr_t self_text_lo, self_text_hi;
 static atomic_uint_fast64_t samples_taken, samples_lost;
 static atomic_uint_fast64_t task_rt_total, task_rt_count; /* handed over */
+static atomic_uint_fast64_t chunk_rt_total, chunk_rt_count; /* likewise */
 static atomic_int counter_failures; /* threads whose counter did not open */
 static int mode_offline, mode_online;
 static char out_dir[4096];
@@ -1282,6 +1286,24 @@ static void end_frames(tstate *ts, tctx *c)
     }
 }
 
+/* Hands a thread's chunk costs over now and then: a worker's thread_end
+ * may come after the program's end is written. */
+static void chunk_handover(tstate *ts)
+{
+    atomic_fetch_add_explicit(&chunk_rt_total, ts->chunk_rt,
+                              memory_order_relaxed);
+    atomic_fetch_add_explicit(&chunk_rt_count, ts->chunk_grains,
+                              memory_order_relaxed);
+    ts->chunk_rt = ts->chunk_grains = 0;
+}
+
+/* One more chunk grain recorded (what the chunk costs are shared by). */
+static void chunk_counted(tstate *ts)
+{
+    if (++ts->chunk_grains >= 64)
+        chunk_handover(ts);
+}
+
 /* Opens a chunk container; the caller has pushed the loop's location. */
 static int begin_chunk_node(tstate *ts, tctx *c)
 {
@@ -1292,6 +1314,7 @@ static int begin_chunk_node(tstate *ts, tctx *c)
     f->is_chunk = 1;
     begin_node(ts, &f->node, p, child_idx(p), OSPG_P, c->loop_loc,
                c->loop_group, &c->loop_owner);
+    chunk_counted(ts);
     f->node.t0 = c->chunk_t0;
     return 0;
 }
@@ -1404,6 +1427,7 @@ static int chunk_leaf(tstate *ts, tctx *c)
     ospg_leaf_work w = {work, c->loop_loc, c->path, 0};
     record_leaf(ts, p, idx, OSPG_P, c->loop_loc, c->loop_group,
                 &c->loop_owner, work ? &w : NULL, c->chunk_t0);
+    chunk_counted(ts);
     pop_loc(c);
     return 1;
 }
@@ -1899,6 +1923,7 @@ static void on_thread_end(ompt_data_t *thread_data)
         atomic_fetch_add(&task_rt_total, ts->task_rt);
         atomic_fetch_add(&task_rt_count, ts->task_rt_tasks);
         ts->task_rt = ts->task_rt_tasks = 0;
+        chunk_handover(ts);
     }
 }
 
@@ -2611,6 +2636,14 @@ static void on_dispatch(ompt_data_t *parallel_data, ompt_data_t *task_data,
         }
         return;
     }
+    /* The runtime's time handing out this chunk up to here (its call
+     * began at frag_cut); the rest, after this callback, the wrapper
+     * measures (offline: only the burdened span uses it). */
+    if (mode_offline && ts->frag_cut) {
+        uint64_t now = counter_read(&metric, &ts->ct);
+        if (now > ts->frag_cut)
+            ts->chunk_rt += now - ts->frag_cut;
+    }
     if (!chunk_leaf(ts, c))
         frag_close(ts);
     begin_chunk(ts, c);
@@ -2957,6 +2990,13 @@ uint64_t tool_runtime_leave(const tool_runtime_span *sp)
     return left_out;
 }
 
+void tool_chunk_runtime(uint64_t ns)
+{
+    tstate *ts = active ? self : NULL;
+    if (ts)
+        ts->chunk_rt += ns;
+}
+
 void tool_task_runtime(uint64_t ns, int created)
 {
     tstate *ts = active ? self : NULL;
@@ -3248,6 +3288,16 @@ static void finish(void)
         stream_meta(&ts->st, "task_create_cost", cost);
         if (mode_online)
             online_meta("task_create_cost", cost);
+    }
+    chunk_handover(ts);
+    rt = atomic_load(&chunk_rt_total);
+    rtn = atomic_load(&chunk_rt_count);
+    if (rtn >= 100) { /* the mean cost of handing out a chunk */
+        char cost[32];
+        snprintf(cost, sizeof(cost), "%llu", (unsigned long long)(rt / rtn));
+        stream_meta(&ts->st, "chunk_dispatch_cost", cost);
+        if (mode_online)
+            online_meta("chunk_dispatch_cost", cost);
     }
     if (sample_period) {
         char hz[32], got[32], lost[32];

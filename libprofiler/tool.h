@@ -53,6 +53,10 @@ uint64_t tool_runtime_leave(const tool_runtime_span *sp);
 /* Creating a task (allocation, queueing) took the runtime ns of its own
  * time; created: the task is now queued (one more task). */
 void tool_task_runtime(uint64_t ns, int created);
+/* Handing out loop chunks (a dynamic chunk's __kmpc_dispatch_next, a
+ * static part's __kmpc_for_static_init) took the runtime ns of its own
+ * time. */
+void tool_chunk_runtime(uint64_t ns);
 
 /* code as the program's call site: an address inside a wrapper of
  * interpose.c (the runtime reports its caller's return address) stands

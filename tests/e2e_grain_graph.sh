@@ -16,7 +16,11 @@
 # (tests/grain_time_check.py).  At 2 and 3 threads.  Burdened:
 # tests/e2e/taskchain.c, 200 nested tasks all on the critical path: the
 # burdened span is exactly the span plus 200 x task_create_cost, and its
-# grains are one per depth, each with parallel benefit work / that cost.
+# grains are one per depth, each with parallel benefit work / that cost;
+# the three loops of grainloops.c lie one after the other on the critical
+# path: their burdened span is exactly the span plus 3 x the measured
+# chunk_dispatch_cost, and each chunk's parallel benefit is its work over
+# that cost.
 # The report draws every group (colored by the script in the browser),
 # lists the low-benefit groups and the imbalanced loop instance.
 # Usage: e2e_grain_graph.sh WHATIF_BINARY WORK_DIR
@@ -84,6 +88,16 @@ for T in 2 3; do
   given=$(sed -n 's/^whatif-balance //p' l.err)
   if awk -v s="$st" -v T=$T -v g="$given" 'BEGIN { split(s, a, " "); exit !(a[1] == T && a[2] == T && a[3] > 0 && (a[3] - g) / g < 0.02 && (g - a[3]) / g < 0.02) }'; then ok; else
     ko "T=$T static loop: chunks threads balance '$st', the program measured $given"; fi
+  # burdened: the three loops lie one after the other on the critical
+  # path, and every chunk carries the measured cost of handing it out
+  span=$(awk -F, 'NR == 2 { print $5 }' l$T/profile.csv)
+  ccost=$(sed -n 's/^  "chunk_dispatch_cost": \([0-9]*\),*$/\1/p' l$T/run.json)
+  bspan=$(sed -n 's/^  "burdened_span": \([0-9]*\),*$/\1/p' l$T/run.json)
+  [ -n "$ccost" ] && [ "$ccost" -gt 0 ] && [ "$bspan" = "$((span + 3 * ccost))" ] && ok \
+    || ko "T=$T loops: burdened span '$bspan', expected span $span + 3 x chunk_dispatch_cost '$ccost'"
+  if awk -F, -v c="$ccost" 'NR > 1 { n++; if ($11 == "" || ($11 - $7 / c) > 0.01 || ($7 / c - $11) > 0.01) bad = 1 }
+      END { exit !(n > 0 && !bad) }' l$T/grains.csv; then ok; else
+    ko "T=$T loops: a chunk's parallel benefit other than its work / $ccost"; fi
   # grain times against the program's own wall clock
   out=$(python3 "$root/tests/grain_time_check.py" l$T l.err $T "$root/tests/e2e/$src") && ok || ko "T=$T grain times: $out"
   # fib: every task timed, never more running than threads
