@@ -2511,6 +2511,9 @@ static void loop_end(tstate *ts, tctx *c)
 {
     if (!c->in_loop)
         return;
+    /* before the barrier, so before the program's end is written */
+    if (ts->chunk_grains)
+        chunk_handover(ts);
     if (c->lazy_block) {
         c->lazy_block = 0;
         emit_static_chunks(ts, c, frag_take(ts));

@@ -1,8 +1,9 @@
 /* grainloops.c - loops whose chunking and load balance are known, for
  * tests/e2e_grain_graph.sh.
  *
- *   "dynamic": schedule(dynamic, 10) over 1000 iterations: exactly 100
- *   chunks, whichever thread takes them.
+ *   "dynamic": schedule(dynamic, 10) over 1000 iterations of 10 us:
+ *   exactly 100 chunks, whichever thread takes them, each far longer
+ *   than the code between two chunks (a chunk lies on the critical path).
  *   "static": schedule(static) over 2 x T iterations of a team of T
  *   threads: one chunk per thread, the first thread's iterations 3 times
  *   as long.  Each thread times its own chunk (selftime.h) and the program
@@ -31,8 +32,10 @@ int main(void)
 {
     static double acc[1000];
 #pragma omp parallel for schedule(dynamic, 10)
-    for (int i = 0; i < 1000; i++)
+    for (int i = 0; i < 1000; i++) {
+        st_burn(0.01);
         acc[i] += i * 0.5;
+    }
 
     int T = omp_get_max_threads();
     uint64_t *took = calloc((size_t)T, sizeof(*took));
