@@ -120,14 +120,11 @@ static const loctab_entry *name_of(const collect *c, uint32_t loc)
  * handing out a loop chunk; 0 when not measured. */
 static double grain_cost(const collect *c, uint32_t loc)
 {
-    const loctab_entry *e = name_of(c, loc);
-    if (!e)
-        return 0;
-    if (!strcmp(e->directive, "task") || !strcmp(e->directive, "taskloop"))
-        return c->create_cost;
-    if (!strcmp(e->directive, "loop") || !strcmp(e->directive, "sections"))
-        return c->dispatch_cost;
-    return 0;
+    switch (loctab_grain_of(name_of(c, loc))) {
+    case LOCTAB_GRAIN_TASK: return c->create_cost;
+    case LOCTAB_GRAIN_CHUNK: return c->dispatch_cost;
+    default: return 0;
+    }
 }
 
 /* A grain's parallel benefit: its own work over what the runtime paid to

@@ -226,3 +226,14 @@ const loctab_entry *loctab_next(const loctab *lt, const loctab_entry *e)
     const loc_item *next = it->hh_id.next;
     return next ? &next->pub : NULL;
 }
+
+loctab_grain loctab_grain_of(const loctab_entry *e)
+{
+    if (!e)
+        return LOCTAB_GRAIN_NONE;
+    if (!strcmp(e->directive, "task") || !strcmp(e->directive, "taskloop"))
+        return LOCTAB_GRAIN_TASK;
+    if (!strcmp(e->directive, "loop") || !strcmp(e->directive, "sections"))
+        return LOCTAB_GRAIN_CHUNK;
+    return LOCTAB_GRAIN_NONE;
+}

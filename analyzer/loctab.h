@@ -60,6 +60,11 @@ int loctab_set(loctab *lt, uint32_t id, const char *directive,
  * until loctab_free(). */
 const loctab_entry *loctab_get(const loctab *lt, uint32_t id);
 
+/* What a grain of a location with this directive is, for what the runtime
+ * pays to start it: a task (created), a chunk (handed out), or neither. */
+typedef enum { LOCTAB_GRAIN_NONE, LOCTAB_GRAIN_TASK, LOCTAB_GRAIN_CHUNK } loctab_grain;
+loctab_grain loctab_grain_of(const loctab_entry *e);
+
 /* The id of (directive, where): the existing one when the pair is already
  * defined, otherwise a new one (one more than the largest id defined so
  * far), with the strings copied.  Returns LOCTAB_ID_NONE on failure; *err,

@@ -320,14 +320,11 @@ int scen_add_expected(scen_set *ss)
 static uint64_t grain_burden(void *arg, uint32_t loc)
 {
     const scen_set *ss = arg;
-    const loctab_entry *e = loctab_get(ss->burden_names, loc);
-    if (!e)
-        return 0;
-    if (!strcmp(e->directive, "task") || !strcmp(e->directive, "taskloop"))
-        return ss->task_burden;
-    if (!strcmp(e->directive, "loop") || !strcmp(e->directive, "sections"))
-        return ss->chunk_burden;
-    return 0;
+    switch (loctab_grain_of(loctab_get(ss->burden_names, loc))) {
+    case LOCTAB_GRAIN_TASK: return ss->task_burden;
+    case LOCTAB_GRAIN_CHUNK: return ss->chunk_burden;
+    default: return 0;
+    }
 }
 
 int scen_add_burdened(scen_set *ss, const loctab *names, uint64_t task_cost,

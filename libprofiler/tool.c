@@ -3235,6 +3235,20 @@ static tstate *main_thread_state(void)
     return ts;
 }
 
+/* A runtime cost per grain (creating a task, handing out a chunk): the
+ * runtime's time over the grains, when there were enough (100) to say. */
+static void write_cost(tstate *ts, const char *key, uint64_t total,
+                       uint64_t grains)
+{
+    if (grains < 100)
+        return;
+    char cost[32];
+    snprintf(cost, sizeof(cost), "%llu", (unsigned long long)(total / grains));
+    stream_meta(&ts->st, key, cost);
+    if (mode_online)
+        online_meta(key, cost);
+}
+
 /* Ends the program: closes what the main thread has open and the program
  * root, then writes the on-the-fly profile.  Threads the program created
  * that are still inside OpenMP make the profile partial. */
@@ -3283,25 +3297,12 @@ static void finish(void)
     stream_meta(&ts->st, "threads", n);
     if (mode_online)
         online_meta("threads", n);
-    uint64_t rt = atomic_load(&task_rt_total) + ts->task_rt,
-             rtn = atomic_load(&task_rt_count) + ts->task_rt_tasks;
-    if (rtn >= 100) { /* enough tasks to say what creating one costs */
-        char cost[32];
-        snprintf(cost, sizeof(cost), "%llu", (unsigned long long)(rt / rtn));
-        stream_meta(&ts->st, "task_create_cost", cost);
-        if (mode_online)
-            online_meta("task_create_cost", cost);
-    }
+    write_cost(ts, "task_create_cost",
+               atomic_load(&task_rt_total) + ts->task_rt,
+               atomic_load(&task_rt_count) + ts->task_rt_tasks);
     chunk_handover(ts);
-    rt = atomic_load(&chunk_rt_total);
-    rtn = atomic_load(&chunk_rt_count);
-    if (rtn >= 100) { /* the mean cost of handing out a chunk */
-        char cost[32];
-        snprintf(cost, sizeof(cost), "%llu", (unsigned long long)(rt / rtn));
-        stream_meta(&ts->st, "chunk_dispatch_cost", cost);
-        if (mode_online)
-            online_meta("chunk_dispatch_cost", cost);
-    }
+    write_cost(ts, "chunk_dispatch_cost", atomic_load(&chunk_rt_total),
+               atomic_load(&chunk_rt_count));
     if (sample_period) {
         char hz[32], got[32], lost[32];
         snprintf(hz, sizeof(hz), "%llu",
