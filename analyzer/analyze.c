@@ -385,6 +385,13 @@ static void note_seconds(report_meta *meta, const char *key, double since)
     report_meta_set(meta, key, num);
 }
 
+/* A runtime cost the run measured (run.json), in ns; 0 when it has none. */
+static uint64_t meta_cost(const report_meta *meta, const char *key)
+{
+    const char *v = report_meta_get(meta, key);
+    return v ? strtoull(v, NULL, 10) : 0;
+}
+
 /* The burdened scenario's program span and parallelism, in run.json. */
 static int note_burdened(report_meta *meta, const ospg_profile *p,
                          const scen_set *ss)
@@ -467,20 +474,20 @@ int analyze_trace(const char *dir, const char *outdir,
         goto out;
     }
     /* burdened: measured task creation on every task's path, handing out
-     * a chunk on every chunk's (the costs are in ns: only a time metric
-     * can take them) */
-    const char *task_cost = report_meta_get(ms.meta, "task_create_cost");
-    const char *chunk_cost = report_meta_get(ms.meta, "chunk_dispatch_cost");
+     * a chunk on every chunk's, a barrier on every barrier phase's (the
+     * costs are in ns: only a time metric can take them) */
     const char *unit = report_meta_get(ms.meta, "metric_unit");
     int in_ns = unit && !strcmp(unit, "ns");
-    uint64_t burden = task_cost && in_ns ? strtoull(task_cost, NULL, 10) : 0;
+    uint64_t burden = in_ns ? meta_cost(ms.meta, "task_create_cost") : 0;
     uint64_t chunk_burden =
-        chunk_cost && in_ns ? strtoull(chunk_cost, NULL, 10) : 0;
+        in_ns ? meta_cost(ms.meta, "chunk_dispatch_cost") : 0;
+    uint64_t barrier_burden = in_ns ? meta_cost(ms.meta, "barrier_cost") : 0;
+    int burdened = burden || chunk_burden || barrier_burden;
     if (scen_add_all_regions(&ss, factors, nf) ||
         scen_add_each_region(&ss, named, factors, nf) ||
         scen_add_expected(&ss) ||
-        ((burden || chunk_burden) &&
-         scen_add_burdened(&ss, named, burden, chunk_burden))) {
+        (burdened && scen_add_burdened(&ss, named, burden, chunk_burden,
+                                       barrier_burden))) {
         fprintf(stderr, "whatif analyze: out of memory\n");
         goto out;
     }
@@ -521,7 +528,7 @@ int analyze_trace(const char *dir, const char *outdir,
                         "be written): the profile covers what was recorded\n");
     }
     note_seconds(ms.meta, "analyzer_profile_seconds", t_profile);
-    if ((burden || chunk_burden) && note_burdened(ms.meta, &prof, &ss)) {
+    if (burdened && note_burdened(ms.meta, &prof, &ss)) {
         fprintf(stderr, "whatif analyze: out of memory\n");
         goto out;
     }

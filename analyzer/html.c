@@ -637,8 +637,10 @@ static void speedup(FILE *f, const profdb *pg)
                    "S_burdened = %.0f, every task's path started after what "
                    "creating a task cost in this run (task_create_cost), "
                    "every loop chunk's after what handing out a chunk cost "
-                   "(chunk_dispatch_cost): a greedy scheduler that pays "
-                   "that per grain.",
+                   "(chunk_dispatch_cost), every barrier phase's after what "
+                   "a barrier cost beyond the wait for its last thread "
+                   "(barrier_cost): a greedy scheduler that pays that per "
+                   "grain and per barrier.",
                 Sb);
     if (pg->ntimings)
         fputs(" Measured: the program's wall time at one thread over its "

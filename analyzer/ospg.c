@@ -474,6 +474,7 @@ struct ospg_node {
      * drops them unless the node's location changes at its end, so they
      * are only summed here (skip_loc, count, work, span per scenario). */
     uint32_t skip_loc;
+    uint32_t begin_loc;     /* as begun: an S-node's tells barrier phases */
     uint64_t skip_n, skip_inst, skip_work; /* W-nodes, instances among them */
     uint64_t *skip_span;
 
@@ -987,6 +988,17 @@ static int is_grain(const ospg_node *n)
     return n->kind == OSPG_P && n->loc != OSPG_LOC_NONE;
 }
 
+/* A barrier phase (see ospg_scenario.barrier_burden): the location of the
+ * parallel region it belongs to, or OSPG_LOC_NONE when n is none. */
+static uint32_t barrier_phase_of(const ospg *g, const ospg_node *n)
+{
+    const ospg_node *p = n->parent;
+    if (n->kind != OSPG_S || n->nchildren < 2 || !p || p == g->root ||
+        p->kind != OSPG_S)
+        return OSPG_LOC_NONE;
+    return p->begin_loc;
+}
+
 /* A finalized node's own contribution as an instance of its location,
  * added where it folds: usually the parent already holds the key, so this
  * costs no allocation. */
@@ -1487,17 +1499,20 @@ static int finalize(ospg *g, ospg_node *n)
             chain_move(&n->ser[s], &n->best[s]);
         chain_free(&n->best[s]);
     }
-    if (is_grain(n))
+    uint32_t phase_of = barrier_phase_of(g, n);
+    if (is_grain(n) || phase_of != OSPG_LOC_NONE)
         for (size_t s = 1; s < g->nscen; s++) {
             const ospg_scenario *sc = &g->scen[s];
-            uint64_t b = sc->grain_burden
+            uint32_t at = is_grain(n) ? n->loc : phase_of;
+            uint64_t b = !is_grain(n) ? sc->barrier_burden
+                         : sc->grain_burden
                              ? sc->grain_burden(sc->grain_burden_arg, n->loc)
                              : 0;
             if (!b)
                 continue;
-            /* before everything in the grain: on every path through it */
+            /* before everything in the node: on every path through it */
             n->ser[s].len += b;
-            if (cmap_add(&n->ser[s].crit, n->loc, b))
+            if (cmap_add(&n->ser[s].crit, at, b))
                 return fail(g, OSPG_ERR_NOMEM);
         }
     if (n->tm) /* each tag's longest of the two */
@@ -2069,6 +2084,7 @@ static ospg_node *node_create(ospg *g, ospg_node *parent, uint64_t idx,
     n->kind = kind;
     n->group = group;
     n->loc = (loc == OSPG_LOC_NONE && group) ? group->loc : loc;
+    n->begin_loc = loc;
     if (ndeps) {
         n->event = calloc(1, sizeof(*n->event));
         if (!n->event) {

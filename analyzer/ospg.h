@@ -62,6 +62,14 @@ typedef struct ospg_scenario {
      * its children (work is unchanged): burdened span and parallelism. */
     uint64_t (*grain_burden)(void *arg, uint32_t loc);
     void *grain_burden_arg;
+    /* What a barrier costs beyond the wait for the last thread: added to
+     * the span of every barrier phase as if a W-node of its parallel
+     * region's location ran before all of the phase (every phase ends
+     * with one barrier).  A barrier phase is an S-node with two children
+     * or more whose parent is an S-node other than the root that carried
+     * a location when it began (a parallel region; a team of one thread
+     * has no barrier to pay). */
+    uint64_t barrier_burden;
 } ospg_scenario;
 
 typedef struct ospg ospg;

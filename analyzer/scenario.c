@@ -328,7 +328,7 @@ static uint64_t grain_burden(void *arg, uint32_t loc)
 }
 
 int scen_add_burdened(scen_set *ss, const loctab *names, uint64_t task_cost,
-                      uint64_t chunk_cost)
+                      uint64_t chunk_cost, uint64_t barrier_cost)
 {
     ospg_scenario *s = add(ss, "burdened", 0);
     if (!s)
@@ -339,6 +339,7 @@ int scen_add_burdened(scen_set *ss, const loctab *names, uint64_t task_cost,
     s->factor = 0;
     s->grain_burden = grain_burden;
     s->grain_burden_arg = ss;
+    s->barrier_burden = barrier_cost;
     return 0;
 }
 

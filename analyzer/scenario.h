@@ -61,12 +61,13 @@ int scen_add_expected(scen_set *ss);  /* only if a region has a factor */
 int scen_add_locs(scen_set *ss, const char *name, const uint32_t *locs,
                   size_t nlocs, const double *f, size_t nf);
 
-/* "burdened": every task's grain burdened with task_cost and every loop
- * chunk's (sections too) with chunk_cost, what the run measured creating a
- * task and handing out a chunk (either may be 0: not measured).  names
- * gives the directives of the locations (kept, not owned). */
+/* "burdened": every task's grain burdened with task_cost, every loop
+ * chunk's (sections too) with chunk_cost and every barrier phase with
+ * barrier_cost, what the run measured creating a task, handing out a chunk
+ * and passing a barrier (any may be 0: not measured).  names gives the
+ * directives of the locations (kept, not owned). */
 int scen_add_burdened(scen_set *ss, const loctab *names, uint64_t task_cost,
-                      uint64_t chunk_cost);
+                      uint64_t chunk_cost, uint64_t barrier_cost);
 
 /* A location named on the command line: "file:line" (matched against the
  * end of resolved locations), "binary+0x..", or "program".  Selects the

@@ -147,18 +147,21 @@ int summary_print(const char *dir)
             fprintf(stderr, "whatif: program: work %s, span %s, parallelism "
                             "%s (metric: %s)\n", fl[3], fl[4], fl[5],
                     metric[0] ? metric : "unknown");
-            char bpar[64], cost[64], ccost[64], unit[64];
+            char bpar[64], cost[64], ccost[64], bcost[64], unit[64];
             json_number(json, "burdened_parallelism", bpar, sizeof(bpar));
             json_number(json, "task_create_cost", cost, sizeof(cost));
             json_number(json, "chunk_dispatch_cost", ccost, sizeof(ccost));
+            json_number(json, "barrier_cost", bcost, sizeof(bcost));
             summary_json_string(json, "metric_unit", unit, sizeof(unit));
-            if (bpar[0] && (cost[0] || ccost[0]))
+            if (bpar[0] && (cost[0] || ccost[0] || bcost[0]))
                 fprintf(stderr, "whatif: burdened parallelism %s (each "
                                 "task's path starting %s %s later, each "
-                                "loop chunk's %s %s: what creating a task "
-                                "and handing out a chunk cost)\n",
+                                "loop chunk's %s %s, each barrier phase's "
+                                "%s %s: what creating a task, handing out "
+                                "a chunk and a barrier cost)\n",
                         bpar, cost[0] ? cost : "0", unit,
-                        ccost[0] ? ccost : "0", unit);
+                        ccost[0] ? ccost : "0", unit,
+                        bcost[0] ? bcost : "0", unit);
             fprintf(stderr, "%-32s %-9s %9s %14s %8s %9s\n", "location",
                     "directive", "instances", "work", "parall.",
                     "critical%");

@@ -105,6 +105,12 @@ typedef struct region {
     _Atomic(ordloop *) ordloops_seen; /* non-NULL once one was created */
     uint64_t phase_no;
     _Atomic unsigned team;
+    /* The barrier cost (barrier_arrive, barrier_sample): arrivals at the
+     * current barrier (phase << 24 | count), when the last one came, and
+     * which phase that was and which phase ran a task inside its barrier
+     * (phase + 1; 0: none). */
+    atomic_uint_fast64_t bar_arrivals, bar_last_ns, bar_last_phase;
+    atomic_uint_fast64_t bar_task_phase;
     uint32_t loc;
     uint64_t uid;
     spin_lock lock;          /* phase changes */
@@ -147,6 +153,7 @@ typedef struct tctx {
     int nreopen;
     int share_open;          /* implicit: node begun, not ended */
     int waiting;             /* no user code runs: no fragment */
+    int at_barrier;          /* waiting at a barrier, not a taskwait */
     region *region;
     /* The parallel region this task encountered and is suspended in.
      * parallel_end must find it here: libomp 19 frees a nested team to
@@ -303,6 +310,7 @@ static uintptr_t self_text_lo, self_text_hi;
 static atomic_uint_fast64_t samples_taken, samples_lost;
 static atomic_uint_fast64_t task_rt_total, task_rt_count; /* handed over */
 static atomic_uint_fast64_t chunk_rt_total, chunk_rt_count; /* likewise */
+static atomic_uint_fast64_t barrier_rt_total, barrier_rt_count;
 static atomic_int counter_failures; /* threads whose counter did not open */
 static int mode_offline, mode_online;
 static char out_dir[4096];
@@ -2204,6 +2212,65 @@ static int is_barrier(ompt_sync_region_t kind)
            (int)kind == 1 || (int)kind == 2;
 }
 
+/* ---- The barrier cost ----
+ *
+ * What a barrier costs beyond waiting for the last thread: from the last
+ * thread's arrival to the release of the team's primary thread (whose
+ * end event comes at once; a worker's may come only when it is reused),
+ * on CLOCK_MONOTONIC.  Barriers inside which a task ran are left out:
+ * their release waited for the task too. */
+#define BAR_COUNT_BITS 24
+
+/* A team member arrives at the barrier that ends its phase ph. */
+static void barrier_arrive(region *r, uint64_t ph)
+{
+    uint64_t team = atomic_load_explicit(&r->team, memory_order_relaxed);
+    if (team < 2 || team >= (1u << BAR_COUNT_BITS))
+        return;
+    uint64_t seen = atomic_load_explicit(&r->bar_arrivals,
+                                         memory_order_relaxed);
+    uint64_t next;
+    do {
+        next = seen >> BAR_COUNT_BITS == ph ? seen + 1
+                                            : ph << BAR_COUNT_BITS | 1;
+    } while (!atomic_compare_exchange_weak_explicit(
+        &r->bar_arrivals, &seen, next, memory_order_relaxed,
+        memory_order_relaxed));
+    if ((next & ((1u << BAR_COUNT_BITS) - 1)) != team)
+        return;
+    atomic_store_explicit(&r->bar_last_ns, grain_clock(),
+                          memory_order_relaxed);
+    atomic_store_explicit(&r->bar_last_phase, ph + 1, memory_order_release);
+}
+
+/* The primary thread leaves the barrier that ended phase ph. */
+static void barrier_sample(region *r, uint64_t ph)
+{
+    if (atomic_load_explicit(&r->bar_last_phase, memory_order_acquire) !=
+            ph + 1 ||
+        atomic_load_explicit(&r->bar_task_phase, memory_order_relaxed) ==
+            ph + 1)
+        return;
+    uint64_t now = grain_clock();
+    uint64_t last = atomic_load_explicit(&r->bar_last_ns,
+                                         memory_order_relaxed);
+    if (now < last)
+        return;
+    atomic_fetch_add_explicit(&barrier_rt_total, now - last,
+                              memory_order_relaxed);
+    atomic_fetch_add_explicit(&barrier_rt_count, 1, memory_order_relaxed);
+}
+
+/* A task starts while the implicit task below it waits at a barrier. */
+static void barrier_ran_task(const tctx *below)
+{
+    region *r = below->region;
+    uint64_t mark = below->phase_no + 1;
+    if (r && atomic_load_explicit(&r->bar_task_phase,
+                                  memory_order_relaxed) != mark)
+        atomic_store_explicit(&r->bar_task_phase, mark, memory_order_relaxed);
+}
+
 static void barrier_leave(tstate *ts, tctx *c)
 {
     region *r = c->region;
@@ -2277,8 +2344,14 @@ static void on_sync_region(ompt_sync_region_t kind,
             else
                 end_scope(ts, c, OSPG_LOC_NONE);
             c->waiting = 1;
+            c->at_barrier = 1;
+            if (c->kind == CTX_IMPLICIT && c->region)
+                barrier_arrive(c->region, c->phase_no);
         } else {
             c->waiting = 0;
+            c->at_barrier = 0;
+            if (c->kind == CTX_IMPLICIT && c->region && c->index == 0)
+                barrier_sample(c->region, c->phase_no);
             if (kind == ompt_sync_region_barrier_implicit_parallel)
                 return;
             if (c->kind == CTX_IMPLICIT && c->region)
@@ -3065,6 +3138,8 @@ static void on_task_schedule(ompt_data_t *prior_data,
     if (status == ompt_taskwait_complete && n)
         n->waiting = 0;
     if (n && n->kind == CTX_EXPLICIT) {
+        if (below && below->kind == CTX_IMPLICIT && below->at_barrier)
+            barrier_ran_task(below);
         if (!n->node.t0 && mode_offline) /* its first start */
             n->node.t0 = grain_clock();
         ensure_begun(ts, n);
@@ -3235,15 +3310,16 @@ static tstate *main_thread_state(void)
     return ts;
 }
 
-/* A runtime cost per grain (creating a task, handing out a chunk): the
- * runtime's time over the grains, when there were enough (100) to say. */
+/* A runtime cost per event (creating a task, handing out a chunk, a
+ * barrier): the runtime's time over the events, when there were at least
+ * enough to say. */
 static void write_cost(tstate *ts, const char *key, uint64_t total,
-                       uint64_t grains)
+                       uint64_t events, uint64_t enough)
 {
-    if (grains < 100)
+    if (events < enough)
         return;
     char cost[32];
-    snprintf(cost, sizeof(cost), "%llu", (unsigned long long)(total / grains));
+    snprintf(cost, sizeof(cost), "%llu", (unsigned long long)(total / events));
     stream_meta(&ts->st, key, cost);
     if (mode_online)
         online_meta(key, cost);
@@ -3299,10 +3375,12 @@ static void finish(void)
         online_meta("threads", n);
     write_cost(ts, "task_create_cost",
                atomic_load(&task_rt_total) + ts->task_rt,
-               atomic_load(&task_rt_count) + ts->task_rt_tasks);
+               atomic_load(&task_rt_count) + ts->task_rt_tasks, 100);
     chunk_handover(ts);
     write_cost(ts, "chunk_dispatch_cost", atomic_load(&chunk_rt_total),
-               atomic_load(&chunk_rt_count));
+               atomic_load(&chunk_rt_count), 100);
+    write_cost(ts, "barrier_cost", atomic_load(&barrier_rt_total),
+               atomic_load(&barrier_rt_count), 10);
     if (sample_period) {
         char hz[32], got[32], lost[32];
         snprintf(hz, sizeof(hz), "%llu",

@@ -20,7 +20,10 @@
 # the three loops of grainloops.c lie one after the other on the critical
 # path: their burdened span is exactly the span plus 3 x the measured
 # chunk_dispatch_cost, and each chunk's parallel benefit is its work over
-# that cost.
+# that cost (their 6 barriers are too few for a barrier cost);
+# tests/e2e/barriers.c: 40 explicit barriers, so the burdened span is
+# exactly the span plus 41 x barrier_cost, at 2 and 3 threads, and
+# barriers that ran tasks are left out of that cost.
 # The report draws every group (colored by the script in the browser),
 # lists the low-benefit groups and the imbalanced loop instance.
 # Usage: e2e_grain_graph.sh WHATIF_BINARY WORK_DIR
@@ -138,6 +141,20 @@ cost=$(num task_create_cost) bspan=$(num burdened_span)
 wspan=$(awk -F, '$1 == "burdened" && $3 == "program" { print $6 }' c/whatif.csv)
 [ -n "$cost" ] && [ "$cost" -gt 0 ] && [ "$bspan" = "$((span + 200 * cost))" ] && [ "$wspan" = "$bspan" ] && ok \
   || ko "burdened span $bspan (whatif.csv $wspan), expected span $span + 200 x $cost"
+# burdened: K explicit barriers and the region's end, every phase on the
+# critical path; barriers that waited for tasks measure nothing
+clang-19 -fopenmp -g -O2 -I"$root/tests/e2e" "$root/tests/e2e/barriers.c" -o barriers || exit 1
+for T in 2 3; do
+  OMP_NUM_THREADS=$T "$whatif" run -q --no-report --mode offline -o b$T -- ./barriers plain 40 >/dev/null 2>&1
+  span=$(awk -F, 'NR == 2 { print $5 }' b$T/profile.csv)
+  bcost=$(sed -n 's/^  "barrier_cost": \([0-9]*\),*$/\1/p' b$T/run.json)
+  bspan=$(sed -n 's/^  "burdened_span": \([0-9]*\),*$/\1/p' b$T/run.json)
+  [ -n "$bcost" ] && [ "$bcost" -gt 0 ] && [ "$bspan" = "$((span + 41 * bcost))" ] && ok \
+    || ko "T=$T barriers: burdened span '$bspan', expected span $span + 41 x barrier_cost '$bcost'"
+  OMP_NUM_THREADS=$T "$whatif" run -q --no-report --mode offline -o bt$T -- ./barriers tasks 40 >/dev/null 2>&1
+  [ -s bt$T/run.json ] && ! grep -q '"barrier_cost"' bt$T/run.json && ok \
+    || ko "T=$T barriers with tasks inside: $(grep barrier_cost bt$T/run.json || echo no run.json)"
+done
 "$whatif" grains -q c 2>g.err || ko "chain grains: $(cat g.err)"
 if awk -F, -v c="$cost" 'NR > 1 { n++; d[$5]++; if ($11 == "" || ($11 - $7 / c) > 0.01 || ($7 / c - $11) > 0.01) bad = 1 }
     END { for (k = 1; k <= 200; k++) if (d[k] != 1) bad = 1; exit !(n == 200 && !bad) }' c/grains.csv; then ok; else

@@ -23,7 +23,9 @@
  *     weighing, and its W-nodes' work (step 3-4 attributes their critical
  *     work along with their own location's).
  * A grain's burden (ospg_scenario.grain_burden) is the weight of its
- * entry vertex, attributed to the grain's location like a W-node's.
+ * entry vertex, attributed to the grain's location like a W-node's; a
+ * barrier phase's (ospg_scenario.barrier_burden) is its entry vertex's
+ * too, attributed to its parallel region's location.
  */
 #include "oracle.h"
 
@@ -50,14 +52,38 @@ uint64_t oracle_weight(const ospg_scenario *scen, size_t s, const gg_node *w)
     return ospg_scaled_work(&scen[s], w->work, w->loc, w->region);
 }
 
-/* The burden of node N in scenario s: a grain's (a P-node with a
- * location) where the scenario sets one, else 0. */
-static uint64_t burden(const ospg_scenario *scen, size_t s, const gg_node *N)
+/* A barrier phase's parallel region: the location its parent S-node (not
+ * the root) carried when it began, for an S-node of two children or more;
+ * else OSPG_LOC_NONE. */
+static uint32_t phase_of(const gg_graph *g, const gg_node *N)
 {
-    if (s == 0 || N->kind != OSPG_P || N->loc == OSPG_LOC_NONE ||
-        !scen[s].grain_burden)
+    if (N->kind != OSPG_S || N->nkids < 2 || N->parent <= 0 ||
+        g->nodes[N->parent].kind != OSPG_S)
+        return OSPG_LOC_NONE;
+    return g->nodes[N->parent].begin_loc;
+}
+
+/* The location node N's burden counts for: a grain's own (a P-node with a
+ * location), a barrier phase's region; else OSPG_LOC_NONE. */
+static uint32_t burden_loc(const gg_graph *g, const gg_node *N)
+{
+    if (N->kind == OSPG_P)
+        return N->loc;
+    return phase_of(g, N);
+}
+
+/* The burden of node N in scenario s, weighing at its entry vertex: a
+ * grain's where the scenario sets one, a barrier phase's barrier. */
+static uint64_t burden(const gg_graph *g, const ospg_scenario *scen, size_t s,
+                       const gg_node *N)
+{
+    if (s == 0 || N->kind == GG_W || burden_loc(g, N) == OSPG_LOC_NONE)
         return 0;
-    return scen[s].grain_burden(scen[s].grain_burden_arg, N->loc);
+    if (N->kind == OSPG_S)
+        return scen[s].barrier_burden;
+    return scen[s].grain_burden
+               ? scen[s].grain_burden(scen[s].grain_burden_arg, N->loc)
+               : 0;
 }
 
 typedef struct edge {
@@ -355,8 +381,9 @@ static int rule_path(rule_ctx *c, const uint64_t *dag_span, size_t nscen,
                     out[loc_index(locs, nl, tags[t])].crit_rule[s] += c->w[x];
                 continue;
             }
-            if (c->w[x]) /* a grain's burden */
-                out[loc_index(locs, nl, X->loc)].crit_rule[s] += c->w[x];
+            if (c->w[x]) /* a grain's or a barrier phase's burden */
+                out[loc_index(locs, nl, burden_loc(g, X))].crit_rule[s] +=
+                    c->w[x];
             if (c->choice[x] >= 0) {
                 c->stack[sp++] = 2 * (size_t)c->choice[x];
                 c->stack[sp++] = 2 * (size_t)c->choice[x] + 1;
@@ -426,12 +453,14 @@ int oracle_compute(const gg_graph *g, size_t nscen, const ospg_scenario *scen,
      * at its entry (its burden) */
     uint32_t *vloc = xcalloc(nv, sizeof *vloc);
     unsigned char *vhas = xcalloc(nv, 1); /* vloc[v] holds one */
-    for (size_t i = 0; i < n; i++)
-        if (g->nodes[i].kind == GG_W ||
-            (g->nodes[i].kind == OSPG_P && g->nodes[i].loc != OSPG_LOC_NONE)) {
-            vloc[vin[i]] = g->nodes[i].loc;
+    for (size_t i = 0; i < n; i++) {
+        uint32_t at = g->nodes[i].kind == GG_W ? g->nodes[i].loc
+                                               : burden_loc(g, &g->nodes[i]);
+        if (g->nodes[i].kind == GG_W || at != OSPG_LOC_NONE) {
+            vloc[vin[i]] = at;
             vhas[vin[i]] = 1;
         }
+    }
 
     /* 2. edges */
     edges E = {0}, D = {0};
@@ -588,7 +617,7 @@ int oracle_compute(const gg_graph *g, size_t nscen, const ospg_scenario *scen,
                                  : 0;
         for (size_t i = 0; i < n; i++)
             if (g->nodes[i].kind != GG_W)
-                w[vin[i]] = burden(scen, s, &g->nodes[i]);
+                w[vin[i]] = burden(g, scen, s, &g->nodes[i]);
         for (size_t i = 0; i < n; i++) {
             uint64_t sp_i;
             if (g->nodes[i].kind == GG_W) {
@@ -719,7 +748,7 @@ int oracle_compute(const gg_graph *g, size_t nscen, const ospg_scenario *scen,
         for (size_t i = 0; i < n; i++)
             rule.w[i] = g->nodes[i].kind == GG_W
                             ? oracle_weight(scen, s, &g->nodes[i])
-                            : burden(scen, s, &g->nodes[i]);
+                            : burden(g, scen, s, &g->nodes[i]);
         if (rule_path(&rule, out->node_span, nscen, s, locs, nl, out->locs))
             rc = -1;
     }

@@ -485,6 +485,47 @@ static void scenarios(void)
     gg_free(&g);
 }
 
+/* Barrier phases: root { S par (5) { S { P { W3 (5) }, P { W4 (5) } },
+ * S { P { W2 (5) } }, S { P { W1 (5) }, P { W1 (5) } } },
+ * S (none) { S { P { W6 (7) }, P { W1 (7) } } } }.  The region's first and
+ * third phases pay the barrier (10), attributed to the region; its second
+ * has one thread, and the last S-node's parent carried no location. */
+static void barrier_phases(void)
+{
+    current = "barrier_phases";
+    ospg_scenario sc[2] = {{0}, {.factor = 1, .barrier_burden = 10}};
+    gg_graph g;
+    gg_init(&g);
+    int32_t par = gg_add_node(&g, 0, OSPG_S, 5);
+    int32_t ph = gg_add_node(&g, par, OSPG_S, OSPG_LOC_NONE);
+    gg_add_work(&g, gg_add_node(&g, ph, OSPG_P, OSPG_LOC_NONE), 3, 5, 0);
+    gg_add_work(&g, gg_add_node(&g, ph, OSPG_P, OSPG_LOC_NONE), 4, 5, 0);
+    int32_t ph2 = gg_add_node(&g, par, OSPG_S, OSPG_LOC_NONE);
+    gg_add_work(&g, gg_add_node(&g, ph2, OSPG_P, OSPG_LOC_NONE), 2, 5, 0);
+    int32_t ph3 = gg_add_node(&g, par, OSPG_S, OSPG_LOC_NONE);
+    gg_add_work(&g, gg_add_node(&g, ph3, OSPG_P, OSPG_LOC_NONE), 1, 5, 0);
+    gg_add_work(&g, gg_add_node(&g, ph3, OSPG_P, OSPG_LOC_NONE), 1, 5, 0);
+    int32_t tg = gg_add_node(&g, 0, OSPG_S, OSPG_LOC_NONE);
+    int32_t in = gg_add_node(&g, tg, OSPG_S, OSPG_LOC_NONE);
+    gg_add_work(&g, gg_add_node(&g, in, OSPG_P, OSPG_LOC_NONE), 6, 7, 0);
+    gg_add_work(&g, gg_add_node(&g, in, OSPG_P, OSPG_LOC_NONE), 1, 7, 0);
+    oracle_profile o;
+    compute(&g, 2, sc, &o);
+    CHECK_EQ(o.work, 18);
+    CHECK_EQ(o.span[0], 4 + 2 + 1 + 6);
+    CHECK_EQ(o.span[1], 14 + 2 + 11 + 6);
+    CHECK_EQ(o.node_span[par * 2 + 1], 27);
+    CHECK_EQ(o.node_span[ph2 * 2 + 1], 2);
+    CHECK_EQ(o.node_span[tg * 2 + 1], 6);
+    CHECK_EQ(L(&o, 5)->critical[0], 7);
+    CHECK_EQ(L(&o, 5)->critical[1], 27);
+    CHECK_EQ(L(&o, 5)->crit_rule[1], 27);
+    CHECK_EQ(L(&o, 7)->critical[1], 6);
+    CHECK_EQ(L(&o, 5)->work, 11); /* work stays measured */
+    oracle_free(&o);
+    gg_free(&g);
+}
+
 /* Empty intermediate nodes and a P-child last. */
 static void empties(void)
 {
@@ -567,6 +608,7 @@ int main(void)
     recursion();
     nested_same_loop();
     scenarios();
+    barrier_phases();
     empties();
     generated();
     printf("%d passed, %d failed\n", passed, failed);

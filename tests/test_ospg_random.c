@@ -158,6 +158,8 @@ static void draw_scenarios(trial *t, const gg_graph *g)
             draw_subset(&r, 1, nreg, t->regs[s], &nr, 8);
             if (gg_chance(&r, 30)) /* burdened, regions halved */
                 sc->grain_burden = burden_by_loc;
+            if (gg_chance(&r, 30)) /* and barriers */
+                sc->barrier_burden = gg_range(&r, 1, 50);
         } else if (s == 2) {
             sc->factor = INFINITY;
             if (gg_chance(&r, 30) || nwl == 0) {
@@ -174,6 +176,8 @@ static void draw_scenarios(trial *t, const gg_graph *g)
                 sc->region_factor = region_factor_by_id;
             if (gg_chance(&r, 50))
                 sc->grain_burden = burden_by_loc;
+            if (gg_chance(&r, 30))
+                sc->barrier_burden = gg_range(&r, 1, 50);
             draw_subset(&r, 1, nreg, t->regs[s], &nr, 8);
             for (size_t k = 0; k < nwl && nl < 8; k++)
                 if (gg_chance(&r, 30))
@@ -753,8 +757,10 @@ static void dump_trial(const gg_graph *g, const trial *t,
            feed_names[t->feed], t->nscen);
     for (size_t s = 1; s < t->nscen; s++) {
         const ospg_scenario *sc = &t->scen[s];
-        printf("scenario %zu: factor %g all_regions %d burden %d regions", s,
-               sc->factor, sc->all_regions, sc->grain_burden != NULL);
+        printf("scenario %zu: factor %g all_regions %d burden %d barrier %llu "
+               "regions", s, sc->factor, sc->all_regions,
+               sc->grain_burden != NULL,
+               (unsigned long long)sc->barrier_burden);
         for (size_t k = 0; k < sc->nregions; k++)
             printf(" %u", sc->regions[k]);
         printf(" locs");
