@@ -76,6 +76,7 @@ enum { POOL_NODE, POOL_STAT, POOL_PARK, POOL_OP, POOL_HTABLE, POOL_HBUCKETS,
 #define POOL_KEEP 4096 /* blocks a thread keeps that it freed itself */
 
 typedef struct home home;
+typedef struct grain_hist grain_hist;
 
 /* The header in front of every recycled block (16-byte aligned). */
 typedef struct rblock {
@@ -94,6 +95,8 @@ typedef struct rpool {
 
 struct home {
     rpool pools[NPOOLS];
+    grain_hist *hists;           /* by location, this home's thread only */
+    grain_hist *hist_hot;        /* the one added to last */
     home *next_home;     /* the builder's list */
     /* the nodes this home's thread allocated (ospg_node.live_prev/next):
      * changed by that thread only */
@@ -162,8 +165,11 @@ static void pool_free(void *ptr)
         ;
 }
 
+static void hists_free(home *h);
+
 static void home_free(home *h)
 {
+    hists_free(h); /* its table's blocks go back to the pools first */
     for (int k = 0; k < NPOOLS; k++) {
         rblock *lists[2] = {h->pools[k].free, atomic_load(&h->pools[k].returned)};
         for (int i = 0; i < 2; i++)
@@ -181,10 +187,61 @@ static void *hash_alloc(size_t size);
 #include <uthash.h>
 #include <utlist.h>
 
+/* One thread's histogram of one location's grains (ospg_loc_stat). */
+struct grain_hist {
+    uint32_t loc;
+    UT_hash_handle hh;
+    uint64_t count[OSPG_HIST_BUCKETS];
+};
+
 static void *hash_alloc(size_t size)
 {
     unsigned k = size == sizeof(UT_hash_table) ? POOL_HTABLE : POOL_HBUCKETS;
     return pool_alloc(k, size);
+}
+
+static void hists_free(home *h)
+{
+    grain_hist *e, *tmp;
+    HASH_ITER(hh, h->hists, e, tmp) {
+        HASH_DEL(h->hists, e);
+        free(e);
+    }
+    h->hist_hot = NULL;
+}
+
+/* One more grain of location loc with own work v, in the calling thread's
+ * histogram (a location's first grain there allocates it). */
+static int hist_add(uint32_t loc, uint64_t v)
+{
+    home *h = my_home;
+    grain_hist *e = h->hist_hot;
+    if (!e || e->loc != loc) {
+        HASH_FIND(hh, h->hists, &loc, sizeof(loc), e);
+        if (!e) {
+            if (!(e = calloc(1, sizeof(*e))))
+                return -1;
+            e->loc = loc;
+            HASH_ADD(hh, h->hists, loc, sizeof(e->loc), e);
+        }
+        h->hist_hot = e;
+    }
+    e->count[ospg_hist_bucket(v)]++;
+    return 0;
+}
+
+uint64_t ospg_grain_median(const uint64_t *hist)
+{
+    uint64_t n = 0;
+    if (!hist)
+        return 0;
+    for (size_t b = 0; b < OSPG_HIST_BUCKETS; b++)
+        n += hist[b];
+    uint64_t rank = (n + 1) / 2, seen = 0;
+    for (size_t b = 0; b < OSPG_HIST_BUCKETS && n; b++)
+        if ((seen += hist[b]) >= rank)
+            return ospg_hist_value(b);
+    return 0;
 }
 
 /* The thread's work list and scratch die with it. */
@@ -1018,6 +1075,8 @@ static int stats_own(ospg *g, ospg_node *n, ospg_node *into)
             into->hot->grain_max = n->grain_own;
         if (UINT64_MAX - n->grain_own > into->hot->grain_nmin)
             into->hot->grain_nmin = UINT64_MAX - n->grain_own;
+        if (hist_add(n->loc, n->grain_own))
+            return fail(g, OSPG_ERR_NOMEM);
     }
     return 0;
 }
@@ -2241,6 +2300,42 @@ int ospg_finish_partial(ospg *g, ospg_profile *out)
     return build_profile(g, out);
 }
 
+/* Every thread's grain histograms, summed into the profile's locations. */
+static int merge_hists(ospg *g, ospg_profile *out)
+{
+    size_t with = 0, k = 0;
+    for (size_t i = 0; i < out->nlocs; i++)
+        with += out->locs[i].grains > 0;
+    if (!with)
+        return 0;
+    out->hist_storage_ = calloc(with * OSPG_HIST_BUCKETS, sizeof(uint64_t));
+    if (!out->hist_storage_)
+        return -1;
+    for (size_t i = 0; i < out->nlocs; i++)
+        if (out->locs[i].grains)
+            out->locs[i].grain_hist =
+                out->hist_storage_ + OSPG_HIST_BUCKETS * k++;
+    for (home *h = g->homes; h; h = h->next_home) {
+        grain_hist *e, *tmp;
+        HASH_ITER(hh, h->hists, e, tmp) {
+            size_t lo = 0, hi = out->nlocs;
+            while (lo < hi) {
+                size_t mid = lo + (hi - lo) / 2;
+                if (out->locs[mid].loc < e->loc)
+                    lo = mid + 1;
+                else
+                    hi = mid;
+            }
+            if (lo == out->nlocs || out->locs[lo].loc != e->loc ||
+                !out->locs[lo].grain_hist)
+                continue; /* grains of a location no row kept */
+            for (size_t b = 0; b < OSPG_HIST_BUCKETS; b++)
+                out->locs[lo].grain_hist[b] += e->count[b];
+        }
+    }
+    return 0;
+}
+
 /* The profile from a finalized root; releases the root. */
 static int build_profile(ospg *g, ospg_profile *out)
 {
@@ -2299,6 +2394,8 @@ static int build_profile(ospg *g, ospg_profile *out)
     }
     out->nlocs = n;
     qsort(out->locs, n, sizeof(*out->locs), cmp_stat);
+    if (merge_hists(g, out))
+        return fail(g, OSPG_ERR_NOMEM);
     /* The builder is spent: nothing is live any more. */
     node_release(g, r);
     g->root = NULL;
@@ -2310,6 +2407,7 @@ void ospg_profile_free(ospg_profile *p)
     if (!p)
         return;
     free(p->storage_);
+    free(p->hist_storage_);
     free(p->locs);
     free(p->span);
     memset(p, 0, sizeof(*p));

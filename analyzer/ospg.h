@@ -210,6 +210,39 @@ uint64_t ospg_peak_live_nodes(const ospg *g);
 
 /* ---- The profile ---- */
 
+/* Grains' own work by bucket, for the median on the fly: values below 8
+ * have a bucket each, then 8 buckets per power of two, so a bucket's
+ * midpoint is within 1/16 of every value in it (values from 2^48 share the
+ * last bucket).  The histogram's size does not grow with the grains. */
+#define OSPG_HIST_SUB 8u
+#define OSPG_HIST_TOP 48u
+#define OSPG_HIST_BUCKETS (OSPG_HIST_SUB * (OSPG_HIST_TOP - 2u))
+
+static inline size_t ospg_hist_bucket(uint64_t v)
+{
+    if (v < OSPG_HIST_SUB)
+        return (size_t)v;
+    unsigned e = 63u - (unsigned)__builtin_clzll(v); /* >= 3 */
+    if (e >= OSPG_HIST_TOP)
+        return OSPG_HIST_BUCKETS - 1;
+    return OSPG_HIST_SUB * (e - 2u) + (size_t)((v >> (e - 3u)) & 7u);
+}
+
+/* The value a bucket stands for: its midpoint (its value below 8). */
+static inline uint64_t ospg_hist_value(size_t b)
+{
+    if (b < OSPG_HIST_SUB)
+        return b;
+    unsigned e = (unsigned)(b / OSPG_HIST_SUB) + 2u;
+    uint64_t width = 1ull << (e - 3u);
+    uint64_t lo = (OSPG_HIST_SUB + b % OSPG_HIST_SUB) * width;
+    return lo + (width - 1) / 2;
+}
+
+/* The median grain's own work to within 1/16: the bucket value of the
+ * lower median (the ceil(n/2)-th smallest of n).  0 without grains. */
+uint64_t ospg_grain_median(const uint64_t *hist);
+
 typedef struct ospg_loc_stat {
     uint32_t loc;
     uint64_t instances;  /* counted dynamic instances (outermost only) */
@@ -220,6 +253,8 @@ typedef struct ospg_loc_stat {
                           * that no nested grain holds */
     uint64_t grain_max;  /* the largest own work of one grain */
     uint64_t grain_min;  /* the smallest (0 without grains) */
+    uint64_t *grain_hist; /* [OSPG_HIST_BUCKETS] grains by own work (see
+                           * ospg_hist_bucket); NULL without grains */
     uint64_t *span;      /* [nscen] sum of their spans */
     uint64_t *critical;  /* [nscen] program critical-path work of W-nodes
                           * located here */
@@ -234,6 +269,7 @@ typedef struct ospg_profile {
     ospg_loc_stat *locs; /* sorted by loc id; loc 0 (program) included */
     uint64_t nodes;      /* intermediate + W nodes seen */
     uint64_t *storage_;  /* private: backs the per-location arrays */
+    uint64_t *hist_storage_; /* private: backs the histograms */
 } ospg_profile;
 
 /* Ends the root and computes the profile.  Fails with OSPG_ERR_STATE if any

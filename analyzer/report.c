@@ -552,10 +552,11 @@ static void csv_row(out *o, const char *where, const char *directive,
     outc(o, ',');
     csv_field(o, directive);
     outf(o, ",%" PRIu64 ",%" PRIu64 ",%" PRIu64 ",%s,%" PRIu64 ",%s,%" PRIu64
-            ",%" PRIu64 ",%" PRIu64 ",%" PRIu64 "\n",
+            ",%" PRIu64 ",%" PRIu64 ",%" PRIu64 ",%" PRIu64 "\n",
          instances, work, span, par, critical, pct, grains,
          grains ? (grain_work + grains / 2) / grains : 0,
-         grains ? g->grain_min : 0, grains ? g->grain_max : 0);
+         grains ? g->grain_min : 0, grains ? g->grain_max : 0,
+         grains ? ospg_grain_median(g->grain_hist) : 0);
 }
 
 typedef struct csv_item {
@@ -689,7 +690,7 @@ int report_fprint_profile_csv(FILE *f, const char *name,
     out o = { f, 0 };
     outs(&o, "location,directive,instances,work,span,parallelism,"
              "critical_work,critical_percent,grains,mean_grain_work,"
-             "min_grain_work,max_grain_work\n");
+             "min_grain_work,max_grain_work,median_grain_work\n");
     const ospg_loc_stat *ps = program_stat(p);
     csv_row(&o, "program", "program", ps ? ps->instances : 1, p->work, pspan,
             ps ? ps->critical[scen] : 0, pspan, NULL);
@@ -1007,7 +1008,7 @@ int report_write_run_json(const char *path, const report_meta *meta,
 
 static const char db_schema[] =
     "CREATE TABLE schema_version(version INTEGER NOT NULL);\n"
-    "INSERT INTO schema_version(version) VALUES (4);\n"
+    "INSERT INTO schema_version(version) VALUES (5);\n"
     "CREATE TABLE run(key TEXT PRIMARY KEY, value TEXT);\n"
     "CREATE TABLE location(id INTEGER PRIMARY KEY, location TEXT NOT NULL,"
     " directive TEXT NOT NULL);\n"
@@ -1019,6 +1020,7 @@ static const char db_schema[] =
     " critical_work INTEGER NOT NULL, critical_percent REAL NOT NULL,"
     " grains INTEGER NOT NULL, grain_work INTEGER NOT NULL,"
     " grain_min INTEGER NOT NULL, grain_max INTEGER NOT NULL,"
+    " grain_median INTEGER NOT NULL,"
     " PRIMARY KEY(scenario, location_id));\n"
     "CREATE VIEW profile_named AS SELECT p.scenario AS scenario,"
     " s.name AS scenario_name, s.factor AS factor,"
@@ -1028,7 +1030,7 @@ static const char db_schema[] =
     " p.critical_work AS critical_work,"
     " p.critical_percent AS critical_percent, p.grains AS grains,"
     " p.grain_work AS grain_work, p.grain_min AS grain_min,"
-    " p.grain_max AS grain_max"
+    " p.grain_max AS grain_max, p.grain_median AS grain_median"
     " FROM profile p JOIN scenario s ON s.id = p.scenario"
     " LEFT JOIN location l ON l.id = p.location_id;\n"
     "CREATE VIEW critical_line AS SELECT location,"
@@ -1048,7 +1050,7 @@ static const char db_schema[] =
     " p.critical_percent AS critical_percent"
     " FROM serial_fragment f JOIN profile p ON p.location_id = f.location_id"
     " WHERE p.scenario = 0 ORDER BY critical_work DESC, work DESC;\n"
-    "PRAGMA user_version = 4;\n";
+    "PRAGMA user_version = 5;\n";
 
 /* uint64 values above INT64_MAX are clamped (docs/output.md). */
 static sqlite3_int64 clamp_i64(uint64_t v)
@@ -1131,6 +1133,9 @@ static int db_prof(db_ctx *c, size_t scen, uint32_t loc, uint64_t instances,
         rc = sqlite3_bind_int64(st, 11, clamp_i64(grains ? g->grain_min : 0));
     if (rc == SQLITE_OK)
         rc = sqlite3_bind_int64(st, 12, clamp_i64(grains ? g->grain_max : 0));
+    if (rc == SQLITE_OK)
+        rc = sqlite3_bind_int64(
+            st, 13, clamp_i64(grains ? ospg_grain_median(g->grain_hist) : 0));
     return rc == SQLITE_OK ? db_step(st) : rc;
 }
 
@@ -1174,9 +1179,9 @@ static int db_fill(db_ctx *c, const ospg_profile *p, const loctab *lt,
                                  " location_id, instances, work, span,"
                                  " parallelism, critical_work,"
                                  " critical_percent, grains, grain_work,"
-                                 " grain_min, grain_max)"
+                                 " grain_min, grain_max, grain_median)"
                                  " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?,"
-                                 " ?)",
+                                 " ?, ?)",
                                  -1, &c->prof, NULL)) != SQLITE_OK ||
         (rc = sqlite3_prepare_v2(db, "INSERT OR REPLACE INTO note(location_id,"
                                  " note, value, text) VALUES (?, ?, ?, ?)",

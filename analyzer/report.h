@@ -18,7 +18,7 @@
 #include "ospg.h"
 #include "trace.h"
 
-#define REPORT_SCHEMA_VERSION 4 /* PRAGMA user_version of the database */
+#define REPORT_SCHEMA_VERSION 5 /* PRAGMA user_version of the database */
 
 /* ---- Run metadata ----
  *

@@ -137,6 +137,11 @@ int srcloc_merge_profile(ospg_profile *p, const loctab *lt)
         into->grain_work += ls->grain_work;
         if (ls->grain_max > into->grain_max)
             into->grain_max = ls->grain_max;
+        if (!into->grain_hist) /* the profile's storage holds both */
+            into->grain_hist = ls->grain_hist;
+        else if (ls->grain_hist)
+            for (size_t b = 0; b < OSPG_HIST_BUCKETS; b++)
+                into->grain_hist[b] += ls->grain_hist[b];
         for (size_t s = 0; s < p->nscen; s++) {
             /* a tag's span is a longest chain: of two, the longer, a lower
              * bound of theirs together (the profiler interns both under

@@ -12,7 +12,7 @@ bad() { echo "FAIL: $*"; fail=$((fail + 1)); }
 
 "$gentrace" "$tmp/good" 20000 2 mixed >/dev/null || { echo "gentrace failed"; exit 1; }
 "$whatif" analyze -q -o "$tmp/good-out" "$tmp/good" && [ -s "$tmp/good-out/profile.csv" ] \
-  && [ "$(head -1 "$tmp/good-out/profile.csv")" = "location,directive,instances,work,span,parallelism,critical_work,critical_percent,grains,mean_grain_work,min_grain_work,max_grain_work" ] \
+  && [ "$(head -1 "$tmp/good-out/profile.csv")" = "location,directive,instances,work,span,parallelism,critical_work,critical_percent,grains,mean_grain_work,min_grain_work,max_grain_work,median_grain_work" ] \
   && [ "$(sed -n 2p "$tmp/good-out/profile.csv" | cut -d, -f1)" = program ] && ok || bad "valid trace"
 
 expect_error() { # name dir needle

@@ -4,7 +4,8 @@
 # has exactly 2F(n+1)-2 task grains, each naming as parent the grain that
 # created it (children counted right), two of them created by the
 # program, and per location the grains' own work sums to what profile.csv
-# says (grains x mean_grain_work); drawn one by one, its graph has a fork
+# says (grains x mean_grain_work, min_grain_work, max_grain_work, and
+# median_grain_work within 1/16); drawn one by one, its graph has a fork
 # and a join per taskwait, is a valid, acyclic GraphML (tests/
 # grain_graph_check.py) and the same DOT; with more grains than
 # --full-max, the graph is aggregated into groups (a location at a
@@ -65,6 +66,23 @@ for T in 2 3; do
       END { for (l in lo) if (a[l] != lo[l] || b[l] != hi[l]) { print l ": " a[l] ".." b[l] ", profile " lo[l] ".." hi[l]; exit } }' \
       f$T/profile.csv f$T/grains.csv)
   [ -z "$bad" ] && ok || ko "T=$T fib min/max grain work: $bad"
+  # median_grain_work: within 1/16 of the lower median of grains.csv
+  bad=$(python3 - f$T/profile.csv f$T/grains.csv <<'PY'
+import csv, sys
+prof = {r["location"]: r for r in csv.DictReader(open(sys.argv[1])) if int(r["grains"]) > 0}
+own = {}
+for r in csv.DictReader(open(sys.argv[2])):
+    own.setdefault(r["location"], []).append(int(r["work"]))
+for loc, r in prof.items():
+    w = sorted(own.get(loc, []))
+    exact = w[(len(w) + 1) // 2 - 1] if w else -1
+    got = int(r["median_grain_work"])
+    if exact < 0 or 16 * abs(got - exact) > exact:
+        print(f"{loc}: median {got}, grains.csv's {exact}")
+        break
+PY
+)
+  [ -z "$bad" ] && ok || ko "T=$T fib median grain work: $bad"
   chk=$(python3 "$root/tests/grain_graph_check.py" f$T)
   scopes=$(( $(fibn 12) - 1 ))
   [ "$chk" = "nodes $((want + 2 * scopes + 2)) edges $((2 * want + scopes + 1)) kinds fork=$scopes,grain=$want,join=$scopes,program=1,program_end=1" ] && ok \
@@ -131,6 +149,7 @@ if [ -n "$browser" ]; then
     --user-data-dir="$prof" --dump-dom "file://$work/f2/report.html" 2>/dev/null > dom.html
   painted=$(grep -o 'class="grain-group"[^>]*fill="rgb([0-9, ]*)"' dom.html | wc -l)
   [ "$painted" -eq "$groups" ] && ok || ko "in the browser, $painted of $groups groups colored by the metric"
+  rm -rf "$prof"
 fi
 # burdened: a chain of 200 nested tasks, every one on the critical path
 clang-19 -fopenmp -g -O2 -I"$root/tests/e2e" "$root/tests/e2e/taskchain.c" -o chain || exit 1

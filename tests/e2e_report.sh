@@ -129,7 +129,7 @@ PY
 rm -rf big && mkdir big && cp run/profile.db big/
 sqlite3 big/profile.db "WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < 10000)
   INSERT INTO location SELECT 100000 + i, 'gen/file' || (i % 97) || '.c:' || i, 'task' FROM n;
-  INSERT INTO profile SELECT 0, id, 1, 1000 + id, 10 + id % 7, (1000.0 + id) / (10 + id % 7), id % 13, 0.001, 1, 1000 + id, 1000 + id, 1000 + id FROM location WHERE id > 100000;" || ko "could not build the 10^4-location database"
+  INSERT INTO profile SELECT 0, id, 1, 1000 + id, 10 + id % 7, (1000.0 + id) / (10 + id % 7), id % 13, 0.001, 1, 1000 + id, 1000 + id, 1000 + id, 1000 + id FROM location WHERE id > 100000;" || ko "could not build the 10^4-location database"
 t0=$(date +%s%N)
 "$whatif" report -q big || ko "whatif report of 10^4 locations failed"
 t1=$(date +%s%N)

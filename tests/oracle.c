@@ -409,6 +409,40 @@ static int rule_path(rule_ctx *c, const uint64_t *dag_span, size_t nscen,
     return 0;
 }
 
+typedef struct loc_own {
+    size_t l;     /* location index */
+    uint64_t own; /* a grain's own work */
+} loc_own;
+
+static int cmp_loc_own(const void *a, const void *b)
+{
+    const loc_own *x = a, *y = b;
+    if (x->l != y->l)
+        return x->l < y->l ? -1 : 1;
+    return x->own < y->own ? -1 : x->own > y->own;
+}
+
+/* Each location's lower median grain: every grain's own work sorted by
+ * location, then the ceil(n/2)-th of each run. */
+static void grain_medians(const gg_graph *g, const uint64_t *own,
+                          const uint32_t *locs, size_t nl, oracle_loc *out)
+{
+    size_t n = g->nnodes, m = 0;
+    loc_own *all = xcalloc(n, sizeof *all);
+    for (size_t i = 1; i < n; i++)
+        if (g->nodes[i].kind == OSPG_P && g->nodes[i].loc != OSPG_LOC_NONE)
+            all[m++] = (loc_own){loc_index(locs, nl, g->nodes[i].loc),
+                                 own[i]};
+    qsort(all, m, sizeof *all, cmp_loc_own);
+    for (size_t a = 0, b; a < m; a = b) {
+        for (b = a; b < m && all[b].l == all[a].l; b++)
+            ;
+        uint64_t median = all[a + (b - a + 1) / 2 - 1].own;
+        out[all[a].l].grain_median = ospg_hist_value(ospg_hist_bucket(median));
+    }
+    free(all);
+}
+
 int oracle_compute(const gg_graph *g, size_t nscen, const ospg_scenario *scen,
                    oracle_profile *out)
 {
@@ -846,6 +880,7 @@ int oracle_compute(const gg_graph *g, size_t nscen, const ospg_scenario *scen,
         if (L)
             L->grain_seen = 1;
     }
+    grain_medians(g, own, locs, nl, out->locs);
     free(own);
 
     /* 7. tags: their W-nodes' work; an instance for each explicit one */

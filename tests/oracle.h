@@ -40,6 +40,8 @@ typedef struct oracle_loc {
     uint64_t grain_max;  /* the most of it one grain holds */
     uint64_t grain_min;  /* the least (0 without grains) */
     int grain_seen;      /* grain_min holds one */
+    uint64_t grain_median; /* the ceil(n/2)-th smallest own work, as its
+                            * histogram bucket's value (ospg.h) */
     uint64_t *span;      /* [nscen] sum of their spans */
     uint64_t *critical;  /* [nscen] along one longest path of the root */
     uint64_t *crit_min;  /* [nscen] least over all longest paths */

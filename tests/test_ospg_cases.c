@@ -455,8 +455,47 @@ static void case_samples(void)
     }
 }
 
+/* The grain histogram: every value's bucket stands for it within 1/16,
+ * buckets follow the values' order, and the median is the lower one's. */
+static void case_histogram(void)
+{
+    size_t prev = 0;
+    int ok = 1;
+    for (uint64_t v = 0; v < 200000 && ok; v++) {
+        size_t b = ospg_hist_bucket(v);
+        uint64_t r = ospg_hist_value(b);
+        uint64_t d = r > v ? r - v : v - r;
+        ok = b < OSPG_HIST_BUCKETS && b >= prev && 16 * d <= v &&
+             ospg_hist_bucket(r) == b;
+        prev = b;
+    }
+    CHECK(ok);
+    for (unsigned e = 3; e < OSPG_HIST_TOP && ok; e++) {
+        uint64_t v = (1ull << e) + (1ull << e) / 3, d;
+        uint64_t r = ospg_hist_value(ospg_hist_bucket(v));
+        d = r > v ? r - v : v - r;
+        ok = 16 * d <= v;
+    }
+    CHECK(ok);
+    CHECK(ospg_hist_bucket(UINT64_MAX) == OSPG_HIST_BUCKETS - 1);
+    CHECK(ospg_hist_bucket(1ull << OSPG_HIST_TOP) == OSPG_HIST_BUCKETS - 1);
+    CHECK(ospg_hist_bucket((1ull << OSPG_HIST_TOP) - 1) ==
+          OSPG_HIST_BUCKETS - 1);
+    uint64_t hist[OSPG_HIST_BUCKETS] = {0};
+    CHECK(ospg_grain_median(hist) == 0);
+    CHECK(ospg_grain_median(NULL) == 0);
+    hist[ospg_hist_bucket(5)] += 2;   /* 5, 5, 1000, 1000: the lower is 5 */
+    hist[ospg_hist_bucket(1000)] += 2;
+    CHECK(ospg_grain_median(hist) == 5);
+    hist[ospg_hist_bucket(1000)]++;   /* and a fifth: 1000's bucket */
+    CHECK(ospg_grain_median(hist) == ospg_hist_value(ospg_hist_bucket(1000)));
+    CHECK(ospg_hist_value(ospg_hist_bucket(1000)) >= 1000 - 1000 / 16 &&
+          ospg_hist_value(ospg_hist_bucket(1000)) <= 1000 + 1000 / 16);
+}
+
 int main(void)
 {
+    case_histogram();
     case_samples();
     case_all_memory();
     case_partial();

@@ -670,6 +670,10 @@ static void compare(const gg_graph *g, const trial *t, const oracle_profile *o,
             report(R, "loc %u: work %llu, expected %llu", ol->loc,
                    (unsigned long long)pl->work,
                    (unsigned long long)ol->work);
+        if (ospg_grain_median(pl->grain_hist) != ol->grain_median)
+            report(R, "loc %u: median grain %llu, expected %llu", ol->loc,
+                   (unsigned long long)ospg_grain_median(pl->grain_hist),
+                   (unsigned long long)ol->grain_median);
         if (pl->grains != ol->grains || pl->grain_work != ol->grain_work ||
             pl->grain_max != ol->grain_max || pl->grain_min != ol->grain_min)
             report(R, "loc %u: grains %llu of work %llu (%llu to %llu), "

@@ -250,7 +250,11 @@ static int same_profile(const ospg_profile *a, const ospg_profile *b,
         int same = x->loc == y->loc && x->instances == y->instances &&
                    x->work == y->work && x->grains == y->grains &&
                    x->grain_work == y->grain_work &&
-                   x->grain_max == y->grain_max && x->tag == y->tag;
+                   x->grain_max == y->grain_max && x->tag == y->tag &&
+                   !x->grain_hist == !y->grain_hist;
+        for (size_t b = 0; same && x->grain_hist && b < OSPG_HIST_BUCKETS;
+             b++)
+            same = x->grain_hist[b] == y->grain_hist[b];
         for (size_t s = 0; same && s < a->nscen; s++)
             same = x->span[s] == y->span[s] && x->critical[s] == y->critical[s];
         if (!same) {

@@ -381,7 +381,8 @@ static void test_format(void)
 
 static const char csv_header[] =
     "location,directive,instances,work,span,parallelism,critical_work,"
-    "critical_percent,grains,mean_grain_work,min_grain_work,max_grain_work\n";
+    "critical_percent,grains,mean_grain_work,min_grain_work,max_grain_work,"
+    "median_grain_work\n";
 
 static void test_csv(void)
 {
@@ -395,16 +396,16 @@ static void test_csv(void)
     char *got = slurp(path);
     char want[2048];
     snprintf(want, sizeof want, "%s%s", csv_header,
-             "program,program,1,1000,500,2.000,100,20.000,0,0,0,0\n"
-             "a.c:10,parallel,2,600,150,4.000,150,30.000,0,0,0,0\n"
-             "a.c:12,loop,2,500,100,5.000,100,20.000,0,0,0,0\n"
-             "\"b,c.c:7\",task,3,300,100,3.000,50,10.000,0,0,0,0\n"
-             "\"q\"\"uote.c:1\",task,1,300,0,inf,50,10.000,0,0,0,0\n"
-             "e.c:9,barrier,0,0,0,0.000,50,10.000,0,0,0,0\n"
-             "d.c:4,loop,1,7,7,1.000,0,0.000,0,0,0,0\n"
-             "d.c:4,parallel,1,7,7,1.000,0,0.000,0,0,0,0\n"
-             "\"n\nl.c:3\",sections,1,5,3,1.667,0,0.000,0,0,0,0\n"
-             "loc#6,unknown,1,0,0,0.000,0,0.000,0,0,0,0\n");
+             "program,program,1,1000,500,2.000,100,20.000,0,0,0,0,0\n"
+             "a.c:10,parallel,2,600,150,4.000,150,30.000,0,0,0,0,0\n"
+             "a.c:12,loop,2,500,100,5.000,100,20.000,0,0,0,0,0\n"
+             "\"b,c.c:7\",task,3,300,100,3.000,50,10.000,0,0,0,0,0\n"
+             "\"q\"\"uote.c:1\",task,1,300,0,inf,50,10.000,0,0,0,0,0\n"
+             "e.c:9,barrier,0,0,0,0.000,50,10.000,0,0,0,0,0\n"
+             "d.c:4,loop,1,7,7,1.000,0,0.000,0,0,0,0,0\n"
+             "d.c:4,parallel,1,7,7,1.000,0,0.000,0,0,0,0,0\n"
+             "\"n\nl.c:3\",sections,1,5,3,1.667,0,0.000,0,0,0,0,0\n"
+             "loc#6,unknown,1,0,0,0.000,0,0.000,0,0,0,0,0\n");
     CHECK_STR(got, want);
     free(got);
 
@@ -412,16 +413,16 @@ static void test_csv(void)
     CHECK(report_write_profile_csv(path, &p, 0, NULL, err, sizeof err) == 0);
     got = slurp(path);
     snprintf(want, sizeof want, "%s%s", csv_header,
-             "program,program,1,1000,500,2.000,100,20.000,0,0,0,0\n"
-             "loc#1,unknown,2,600,150,4.000,150,30.000,0,0,0,0\n"
-             "loc#2,unknown,2,500,100,5.000,100,20.000,0,0,0,0\n"
-             "loc#3,unknown,3,300,100,3.000,50,10.000,0,0,0,0\n"
-             "loc#4,unknown,1,300,0,inf,50,10.000,0,0,0,0\n"
-             "loc#7,unknown,0,0,0,0.000,50,10.000,0,0,0,0\n"
-             "loc#10,unknown,1,7,7,1.000,0,0.000,0,0,0,0\n"
-             "loc#9,unknown,1,7,7,1.000,0,0.000,0,0,0,0\n"
-             "loc#8,unknown,1,5,3,1.667,0,0.000,0,0,0,0\n"
-             "loc#6,unknown,1,0,0,0.000,0,0.000,0,0,0,0\n");
+             "program,program,1,1000,500,2.000,100,20.000,0,0,0,0,0\n"
+             "loc#1,unknown,2,600,150,4.000,150,30.000,0,0,0,0,0\n"
+             "loc#2,unknown,2,500,100,5.000,100,20.000,0,0,0,0,0\n"
+             "loc#3,unknown,3,300,100,3.000,50,10.000,0,0,0,0,0\n"
+             "loc#4,unknown,1,300,0,inf,50,10.000,0,0,0,0,0\n"
+             "loc#7,unknown,0,0,0,0.000,50,10.000,0,0,0,0,0\n"
+             "loc#10,unknown,1,7,7,1.000,0,0.000,0,0,0,0,0\n"
+             "loc#9,unknown,1,7,7,1.000,0,0.000,0,0,0,0,0\n"
+             "loc#8,unknown,1,5,3,1.667,0,0.000,0,0,0,0,0\n"
+             "loc#6,unknown,1,0,0,0.000,0,0.000,0,0,0,0,0\n");
     CHECK_STR(got, want);
     free(got);
 
@@ -476,19 +477,19 @@ static void test_csv(void)
     CHECK(report_write_profile_csv(path, &p, 0, lt, err, sizeof err) == 0);
     got = slurp(path);
     snprintf(want, sizeof want, "%s%s", csv_header,
-             "program,program,1,100,50,2.000,0,0.000,0,0,0,0\n"
-             "x.c:2,task,4,30,30,1.000,40,80.000,0,0,0,0\n"
-             "x.c:1,loop,1,70,35,2.000,10,20.000,0,0,0,0\n"
-             "x.c:3,task,1,0,0,0.000,0,0.000,0,0,0,0\n");
+             "program,program,1,100,50,2.000,0,0.000,0,0,0,0,0\n"
+             "x.c:2,task,4,30,30,1.000,40,80.000,0,0,0,0,0\n"
+             "x.c:1,loop,1,70,35,2.000,10,20.000,0,0,0,0,0\n"
+             "x.c:3,task,1,0,0,0.000,0,0.000,0,0,0,0,0\n");
     CHECK_STR(got, want);
     free(got);
     CHECK(report_write_profile_csv(path, &p, 1, lt, err, sizeof err) == 0);
     got = slurp(path);
     snprintf(want, sizeof want, "%s%s", csv_header,
-             "program,program,1,100,0,inf,0,0.000,0,0,0,0\n"
-             "x.c:1,loop,1,70,0,inf,0,0.000,0,0,0,0\n"
-             "x.c:2,task,4,30,0,inf,5,0.000,0,0,0,0\n"
-             "x.c:3,task,1,0,0,0.000,0,0.000,0,0,0,0\n");
+             "program,program,1,100,0,inf,0,0.000,0,0,0,0,0\n"
+             "x.c:1,loop,1,70,0,inf,0,0.000,0,0,0,0,0\n"
+             "x.c:2,task,4,30,0,inf,5,0.000,0,0,0,0,0\n"
+             "x.c:3,task,1,0,0,0.000,0,0.000,0,0,0,0,0\n");
     CHECK_STR(got, want);
     free(got);
     CHECK(report_write_profile_csv(path, &p, 2, lt, err, sizeof err) == -1);
@@ -504,8 +505,8 @@ static void test_csv(void)
     CHECK(report_write_profile_csv(path, &p, 0, lt3, err, sizeof err) == 0);
     got = slurp(path);
     snprintf(want, sizeof want, "%s%s", csv_header,
-             "program,program,1,10,4,2.500,0,0.000,0,0,0,0\n"
-             "a.c:10,parallel,1,10,4,2.500,4,100.000,0,0,0,0\n");
+             "program,program,1,10,4,2.500,0,0.000,0,0,0,0,0\n"
+             "a.c:10,parallel,1,10,4,2.500,4,100.000,0,0,0,0,0\n");
     CHECK_STR(got, want);
     free(got);
     /* grains: counted, their mean own work rounded to the nearest unit;
@@ -514,12 +515,15 @@ static void test_csv(void)
     p.locs[0].grain_work = 11;
     p.locs[0].grain_min = 2;
     p.locs[0].grain_max = 5;
+    uint64_t hist[OSPG_HIST_BUCKETS] = {0}; /* 2, 4 and 5: the median 4 */
+    hist[2] = hist[4] = hist[5] = 1;
+    p.locs[0].grain_hist = hist;
     CHECK(loctab_set(lt3, 2, "line:main", "a.c:11") == 0);
     CHECK(report_write_profile_csv(path, &p, 0, lt3, err, sizeof err) == 0);
     got = slurp(path);
     snprintf(want, sizeof want, "%s%s", csv_header,
-             "program,program,1,10,4,2.500,0,0.000,0,0,0,0\n"
-             "a.c:10,parallel,1,10,4,2.500,4,100.000,3,4,2,5\n");
+             "program,program,1,10,4,2.500,0,0.000,0,0,0,0,0\n"
+             "a.c:10,parallel,1,10,4,2.500,4,100.000,3,4,2,5,4\n");
     CHECK_STR(got, want);
     free(got);
     free_profile(&p);
@@ -531,7 +535,7 @@ static void test_csv(void)
     CHECK(report_write_profile_csv(path, &p, 0, lt, err, sizeof err) == 0);
     got = slurp(path);
     snprintf(want, sizeof want, "%s%s", csv_header,
-             "program,program,1,0,0,0.000,0,0.000,0,0,0,0\n");
+             "program,program,1,0,0,0.000,0,0.000,0,0,0,0,0\n");
     CHECK_STR(got, want);
     free(got);
     free_profile(&p);
@@ -944,7 +948,7 @@ static void test_db(void)
     CHECK(db != NULL);
     CHECK_STR(q(db, "PRAGMA integrity_check").text, "ok");
     CHECK(q(db, "PRAGMA user_version").i == REPORT_SCHEMA_VERSION);
-    CHECK(q(db, "SELECT version FROM schema_version").i == 4);
+    CHECK(q(db, "SELECT version FROM schema_version").i == 5);
     CHECK(q(db, "SELECT count(*) FROM schema_version").i == 1);
     /* the table's 10 ids plus a placeholder for id 6 */
     CHECK(q(db, "SELECT count(*) FROM location").i == 11);
