@@ -95,6 +95,9 @@ static void print_rec(uint64_t off, const trace_rec *r)
         printf("NOTE note=%" PRIu32 " value=%" PRIu64, r->note, r->value);
         print_loc(r->loc);
         break;
+    case TRACE_WAIT:
+        printf("WAIT %" PRIu64 "..%" PRIu64 "ns", r->t_start, r->t_end);
+        break;
     default:
         printf("type %d", r->type);
     }

@@ -253,6 +253,15 @@ static void csv_where(FILE *f, const collect *c, uint32_t loc)
     report_csv_text(f, e ? e->directive : "?");
 }
 
+/* A thread ran nothing inside a task: not running, in the timeline. */
+static void on_wait(void *arg, uint32_t thread, uint64_t start_ns,
+                    uint64_t end_ns)
+{
+    collect *c = arg;
+    if (timeline_add_wait(c->busy, thread, start_ns, end_ns))
+        c->failed = 1;
+}
+
 static void on_grain(void *arg, const replay_grain *g)
 {
     collect *c = arg;
@@ -973,7 +982,7 @@ int grains_write(const char *trace_dir, const char *outdir,
     fputs("grain,parent,location,directive,depth,thread,work,children,"
           "instance,scope,parallel_benefit,start_ns,end_ns\n",
           c.csv);
-    replay_hooks hooks = {.grain = on_grain, .arg = &c,
+    replay_hooks hooks = {.grain = on_grain, .wait = on_wait, .arg = &c,
                           .allow_partial = go->partial,
                           .progress = "reading the grains"};
     ospg_profile_free(&prof);

@@ -162,6 +162,7 @@ static const char *rec_name(int type)
     case TRACE_META: return "meta";
     case TRACE_REGION: return "region";
     case TRACE_NOTE: return "note";
+    case TRACE_WAIT: return "wait";
     }
     return "record";
 }
@@ -444,6 +445,10 @@ int replay_engine_apply(replay_engine *rp, const trace_rec *r,
         if (rp->hooks.region)
             rp->hooks.region(rp->hooks.arg, r->region_id, r->region_parent,
                              r->loc, r->factor_milli);
+        return 1;
+    case TRACE_WAIT:
+        if (rp->hooks.wait)
+            rp->hooks.wait(rp->hooks.arg, rp->stream, r->t_start, r->t_end);
         return 1;
     }
     rec_err(rp, "unknown record");

@@ -66,6 +66,10 @@ typedef struct replay_hooks {
     /* every grain, once its subtree has folded (costs a little memory per
      * live node; NULL: none tracked) */
     void (*grain)(void *arg, const replay_grain *g);
+    /* the thread of stream `thread` waited inside a task, running
+     * nothing, from start_ns to end_ns (a trace of version 6; NULL: none) */
+    void (*wait)(void *arg, uint32_t thread, uint64_t start_ns,
+                 uint64_t end_ns);
 } replay_hooks;
 
 typedef struct replay_stats {

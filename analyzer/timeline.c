@@ -1,8 +1,9 @@
 /* timeline.c - instantaneous parallelism from grain intervals (timeline.h).
  *
- * Each thread's intervals are sorted and merged into their union; the
- * unions' ends, sorted, are swept once, and every stretch between two
- * ends adds its count times its length to the bins it covers.
+ * Each thread's intervals are sorted and merged into their union, and so
+ * are its waits, which are then cut out of it; the resulting ends, sorted,
+ * are swept once, and every stretch between two ends adds its count times
+ * its length to the bins it covers.
  */
 #include "timeline.h"
 
@@ -19,8 +20,10 @@ typedef struct lane { /* one thread's intervals */
 } lane;
 
 struct timeline {
-    lane *lanes;
+    lane *lanes;  /* grains, by thread */
     uint32_t nlanes;
+    lane *waits;  /* waits, by thread */
+    uint32_t nwaits;
 };
 
 typedef struct edge { /* a union's start (+1) or end (-1) */
@@ -39,24 +42,29 @@ void timeline_free(timeline *t)
         return;
     for (uint32_t i = 0; i < t->nlanes; i++)
         free(t->lanes[i].v);
+    for (uint32_t i = 0; i < t->nwaits; i++)
+        free(t->waits[i].v);
     free(t->lanes);
+    free(t->waits);
     free(t);
 }
 
-int timeline_add(timeline *t, uint32_t thread, uint64_t start, uint64_t end)
+/* Adds [start, end) to thread's lane of *lanes (grown to hold it). */
+static int lane_add(lane **lanes, uint32_t *nlanes, uint32_t thread,
+                    uint64_t start, uint64_t end)
 {
     /* an empty interval runs nothing: it would only stretch the run */
     if (thread >= TIMELINE_THREADS_MAX || start >= end)
         return 0;
-    if (thread >= t->nlanes) {
-        lane *l = realloc(t->lanes, (thread + 1) * sizeof(*l));
+    if (thread >= *nlanes) {
+        lane *l = realloc(*lanes, (thread + 1) * sizeof(*l));
         if (!l)
             return -1;
-        memset(l + t->nlanes, 0, (thread + 1 - t->nlanes) * sizeof(*l));
-        t->lanes = l;
-        t->nlanes = thread + 1;
+        memset(l + *nlanes, 0, (thread + 1 - *nlanes) * sizeof(*l));
+        *lanes = l;
+        *nlanes = thread + 1;
     }
-    lane *l = &t->lanes[thread];
+    lane *l = &(*lanes)[thread];
     if (l->n == l->cap) {
         size_t cap = l->cap ? 2 * l->cap : 64;
         span *v = realloc(l->v, cap * sizeof(*v));
@@ -67,6 +75,17 @@ int timeline_add(timeline *t, uint32_t thread, uint64_t start, uint64_t end)
     }
     l->v[l->n++] = (span){start, end};
     return 0;
+}
+
+int timeline_add(timeline *t, uint32_t thread, uint64_t start, uint64_t end)
+{
+    return lane_add(&t->lanes, &t->nlanes, thread, start, end);
+}
+
+int timeline_add_wait(timeline *t, uint32_t thread, uint64_t start,
+                      uint64_t end)
+{
+    return lane_add(&t->waits, &t->nwaits, thread, start, end);
 }
 
 static int by_start(const void *a, const void *b)
@@ -101,6 +120,37 @@ static void merge(lane *l)
     l->n = k + 1;
 }
 
+/* Cuts the union of waits w (merged) out of the union l (merged): what
+ * is left may be split, so it is rebuilt.  Returns 0, or -1 when out of
+ * memory. */
+static int cut(lane *l, const lane *w)
+{
+    if (!l->n || !w->n)
+        return 0;
+    span *out = malloc((l->n + w->n) * sizeof(*out));
+    if (!out)
+        return -1;
+    size_t n = 0, j = 0;
+    for (size_t i = 0; i < l->n; i++) {
+        uint64_t from = l->v[i].start, to = l->v[i].end;
+        while (j < w->n && w->v[j].end <= from)
+            j++;
+        for (size_t k = j; k < w->n && w->v[k].start < to; k++) {
+            if (w->v[k].start > from)
+                out[n++] = (span){from, w->v[k].start};
+            if (w->v[k].end > from)
+                from = w->v[k].end;
+        }
+        if (from < to)
+            out[n++] = (span){from, to};
+    }
+    free(l->v);
+    l->v = out;
+    l->n = n;
+    l->cap = l->n + w->n;
+    return 0;
+}
+
 /* Adds count over [from, to) to the bins, from bin *k on (bins are met in
  * time order, so *k only moves forward). */
 static void cover(timeline_bin *bins, size_t nb, size_t *k, uint64_t from,
@@ -130,6 +180,11 @@ int timeline_bins(timeline *t, size_t nbins, timeline_bin **bins,
     for (uint32_t i = 0; i < t->nlanes; i++) {
         lane *l = &t->lanes[i];
         merge(l);
+        if (i < t->nwaits) {
+            merge(&t->waits[i]);
+            if (cut(l, &t->waits[i]))
+                return -1;
+        }
         if (!l->n)
             continue;
         sum->threads++;

@@ -4,9 +4,12 @@
  * thread a grain that runs inside another (a task executed at its
  * parent's taskwait) is not a second grain running: each thread counts as
  * busy over the union of its intervals, so the count at any moment is at
- * most the number of threads.  The result is a step function, reported
- * in equal bins of time: the mean count over each bin and its maximum.
- * Memory: 16 bytes a grain until timeline_bins.
+ * most the number of threads.  Waits are intervals in which a thread
+ * ran nothing although a grain of it had started and not ended (a task
+ * at a taskwait whose children run elsewhere): they are cut out of that
+ * thread's union.  The result is a step function, reported in equal bins
+ * of time: the mean count over each bin and its maximum.
+ * Memory: 16 bytes a grain or wait until timeline_bins.
  */
 #ifndef WHATIF_TIMELINE_H
 #define WHATIF_TIMELINE_H
@@ -23,8 +26,9 @@ typedef struct timeline_bin {
 } timeline_bin;
 
 typedef struct timeline_summary {
-    uint64_t first, last; /* the first grain's start, the last one's end */
-    uint64_t busy;        /* ns of thread time inside some grain */
+    uint64_t first, last; /* the first busy instant, the last busy one's end */
+    uint64_t busy;        /* ns of thread time inside some grain, waits
+                           * left out */
     uint32_t max;         /* the most grains running at once */
     uint32_t threads;     /* threads that ran a timed grain */
     double mean;          /* busy / (last - first): running on average */
@@ -38,6 +42,10 @@ void timeline_free(timeline *t);
  * TIMELINE_THREADS_MAX are ignored (0). */
 #define TIMELINE_THREADS_MAX 65536u
 int timeline_add(timeline *t, uint32_t thread, uint64_t start, uint64_t end);
+
+/* Thread ran nothing from start to end (ns); the same rules. */
+int timeline_add_wait(timeline *t, uint32_t thread, uint64_t start,
+                      uint64_t end);
 
 /* The step function in nbins equal bins from the first start to the last
  * end (fewer when that span has fewer ns), malloc'd into *bins (NULL and 0

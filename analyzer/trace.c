@@ -818,7 +818,9 @@ int trace_write_leaf(trace_writer *w, uint64_t parent, uint64_t idx,
     return put_rec(w, &r);
 }
 
-int trace_write_time(trace_writer *w, uint64_t start_ns, uint64_t end_ns)
+/* TIME and WAIT: an interval, its end coded from the block's last one. */
+static int write_interval(trace_writer *w, uint8_t type, uint64_t start_ns,
+                          uint64_t end_ns)
 {
     if (!w) {
         errno = EINVAL;
@@ -838,11 +840,21 @@ int trace_write_time(trace_writer *w, uint64_t start_ns, uint64_t end_ns)
         return -1;
     }
     uint64_t end = end_ns >> TRACE_TIME_SHIFT;
-    *p++ = TRACE_TIME;
+    *p++ = type;
     p = varint_put(p, zigzag(end - w->prev_time));
     p = varint_put(p, end - (start_ns >> TRACE_TIME_SHIFT));
     w->prev_time = end;
     return fast_done(w, start, p);
+}
+
+int trace_write_time(trace_writer *w, uint64_t start_ns, uint64_t end_ns)
+{
+    return write_interval(w, TRACE_TIME, start_ns, end_ns);
+}
+
+int trace_write_wait(trace_writer *w, uint64_t start_ns, uint64_t end_ns)
+{
+    return write_interval(w, TRACE_WAIT, start_ns, end_ns);
 }
 
 /* NULL is written as the empty string; a string longer than TRACE_MAX_STR
@@ -1387,22 +1399,31 @@ static int get_samples(trace_reader *r, trace_rec *rec)
 /* Ticks beyond this would overflow when made ns (some 290 years). */
 #define TIME_TICKS_MAX (UINT64_MAX >> (TRACE_TIME_SHIFT + 1))
 
-/* A TIME record (its type taken): kept for the LEAF or END that follows. */
-static int get_time(trace_reader *r, trace_rec *rec, uint64_t at)
+/* A TIME or WAIT record's interval (its type taken), into *start, *end. */
+static int get_interval(trace_reader *r, uint64_t at, const char *what,
+                        uint64_t *start, uint64_t *end_ns)
 {
     uint64_t z, dur;
     if (get_u(r, &z) < 0 || get_u(r, &dur) < 0)
         return -1;
     uint64_t end = r->prev_time + unzigzag(z);
     if (end > TIME_TICKS_MAX || dur > end)
-        return fail(r, at, "TIME ends at %llu units with duration %llu: "
-                    "before the clock's 0 or beyond its range",
+        return fail(r, at, "%s ends at %llu units with duration %llu: "
+                    "before the clock's 0 or beyond its range", what,
                     (unsigned long long)end, (unsigned long long)dur);
     r->prev_time = end;
+    *end_ns = end << TRACE_TIME_SHIFT;
+    *start = (end - dur) << TRACE_TIME_SHIFT;
+    return 0;
+}
+
+/* A TIME record (its type taken): kept for the LEAF or END that follows. */
+static int get_time(trace_reader *r, trace_rec *rec, uint64_t at)
+{
+    if (get_interval(r, at, "TIME", &r->t_start, &r->t_end))
+        return -1;
     r->timed = 1;
     r->time_at = at;
-    r->t_end = end << TRACE_TIME_SHIFT;
-    r->t_start = (end - dur) << TRACE_TIME_SHIFT;
     rec->type = TRACE_TIME;
     return 1;
 }
@@ -1440,7 +1461,8 @@ static int decode(trace_reader *r, trace_rec *rec)
     if ((t >= TRACE_BEGIN_S0 && t <= TRACE_END0 && r->version < 3) ||
         ((t == TRACE_LEAF || t == TRACE_LEAF_P0 || t == TRACE_WORK_SAMPLED) &&
          r->version < 4) ||
-        (t == TRACE_TIME && r->version < 5))
+        (t == TRACE_TIME && r->version < 5) ||
+        (t == TRACE_WAIT && r->version < 6))
         return fail(r, at, "unknown record type %u", (unsigned)t);
     if (r->timed && t != TRACE_LEAF && t != TRACE_LEAF_P0 &&
         t != TRACE_END && t != TRACE_END0)
@@ -1449,6 +1471,9 @@ static int decode(trace_reader *r, trace_rec *rec)
     switch (t) {
     case TRACE_TIME:
         return get_time(r, rec, at);
+    case TRACE_WAIT:
+        return get_interval(r, at, "WAIT", &rec->t_start, &rec->t_end) ? -1
+                                                                          : 1;
     case TRACE_LEAF_P0:
         rec->type = TRACE_LEAF;
         rec->kind = OSPG_P;

@@ -15,7 +15,7 @@
 #include "ospg.h"
 
 #define TRACE_MAGIC "WHATIFTR"
-#define TRACE_VERSION 5u  /* written; the reader also reads versions 1-4 */
+#define TRACE_VERSION 6u  /* written; the reader also reads versions 1-5 */
 #define TRACE_BLOCK_MAX (1u << 20) /* largest block payload a reader accepts */
 #define TRACE_MAX_DEPS 65536u      /* most depend items one record may carry */
 #define TRACE_MAX_SAMPLES 65536u   /* most sampled lines one WORK may carry */
@@ -36,6 +36,9 @@ typedef enum trace_rec_type {
     TRACE_META = 6,  /* key value */
     TRACE_REGION = 7, /* region parent loc factor_milli */
     TRACE_NOTE = 8,  /* loc note value (version 2) */
+    TRACE_WAIT = 17, /* end_delta duration, coded like TIME (version 6):
+                      * the stream's thread waited inside a task, at a
+                      * taskwait or a taskgroup's end, running nothing */
     TRACE_LEAF = 13  /* parent idx kind loc group [owner] nchildren
                       * [work wloc region flags] (version 4): a node with
                       * no id whose only child, if nchildren is 1, is a
@@ -129,8 +132,8 @@ typedef struct trace_rec {
     const char *str1;  /* LOC: directive kind; META: key (NUL-terminated) */
     const char *str2;  /* LOC: "file:line"; META: value */
     int timed;         /* LEAF, END: a TIME record came first */
-    uint64_t t_start, t_end; /* when timed: CLOCK_MONOTONIC ns (multiples
-                              * of 2^TRACE_TIME_SHIFT) */
+    uint64_t t_start, t_end; /* when timed, and WAIT: CLOCK_MONOTONIC ns
+                              * (multiples of 2^TRACE_TIME_SHIFT) */
 } trace_rec;
 
 /* ---- Writer ---- */
@@ -172,6 +175,10 @@ int trace_write_leaf(trace_writer *w, uint64_t parent, uint64_t idx,
  * on CLOCK_MONOTONIC (start_ns <= end_ns; kept to 2^TRACE_TIME_SHIFT ns).
  * The record after it must be that LEAF or END. */
 int trace_write_time(trace_writer *w, uint64_t start_ns, uint64_t end_ns);
+
+/* A WAIT record: the writer's thread waited, running nothing, from
+ * start_ns to end_ns inside a task (same clock and units as TIME). */
+int trace_write_wait(trace_writer *w, uint64_t start_ns, uint64_t end_ns);
 int trace_write_loc(trace_writer *w, uint32_t loc, const char *directive,
                     const char *where);
 int trace_write_meta(trace_writer *w, const char *key, const char *value);

@@ -154,6 +154,10 @@ typedef struct tctx {
     int share_open;          /* implicit: node begun, not ended */
     int waiting;             /* no user code runs: no fragment */
     int at_barrier;          /* waiting at a barrier, not a taskwait */
+    /* explicit, offline: inside a taskwait or a taskgroup's end (in_wait),
+     * and since when it runs nothing there (wait_t0; 0: it runs a task) */
+    int in_wait;
+    uint64_t wait_t0;
     region *region;
     /* The parallel region this task encountered and is suspended in.
      * parallel_end must find it here: libomp 19 frees a nested team to
@@ -968,6 +972,42 @@ static void grain_time(tstate *ts, uint64_t t0)
 {
     if (t0 && mode_offline && ts->ok)
         trace_write_time(ts->st.w, t0, grain_clock());
+}
+
+/* ---- Waits inside tasks ----
+ *
+ * A task at a taskwait or at its taskgroup's end has started and not
+ * ended, yet its thread may run nothing there (its children run on other
+ * threads).  Offline, such stretches become WAIT records, which the
+ * instantaneous parallelism leaves out; the stretches in which the thread
+ * runs another task are not waits.  Waits shorter than WAIT_MIN_NS are
+ * not written (the trace stays small; they weigh little at any scale the
+ * timeline shows). */
+#define WAIT_MIN_NS 2000u
+
+static void wait_begin(tctx *c)
+{
+    if (!mode_offline || c->kind != CTX_EXPLICIT)
+        return;
+    c->in_wait = 1;
+    c->wait_t0 = grain_clock();
+}
+
+/* The task runs something again (another task), or its wait ended. */
+static void wait_cut(tstate *ts, tctx *c)
+{
+    if (!c->wait_t0)
+        return;
+    uint64_t now = grain_clock();
+    if (now - c->wait_t0 >= WAIT_MIN_NS && ts->ok)
+        trace_write_wait(ts->st.w, c->wait_t0, now);
+    c->wait_t0 = 0;
+}
+
+static void wait_end(tstate *ts, tctx *c)
+{
+    wait_cut(ts, c);
+    c->in_wait = 0;
 }
 
 /* A node begun and ended at once, at most a W-node inside: one record.
@@ -2367,8 +2407,10 @@ static void on_sync_region(ompt_sync_region_t kind,
             frag_close(ts);
             end_scope(ts, c, construct_loc(ts, c, code, ident, DIR_TASKWAIT));
             c->waiting = 1;
+            wait_begin(c);
         } else {
             c->waiting = 0;
+            wait_end(ts, c);
             ts->ctx = c;
             frag_open(ts);
         }
@@ -2398,6 +2440,7 @@ static void on_sync_region(ompt_sync_region_t kind,
             c->nfr--;
         }
         c->waiting = 0;
+        wait_end(ts, c);
         ts->ctx = c;
         frag_open(ts);
     }
@@ -2420,6 +2463,7 @@ static void on_sync_region_wait(ompt_sync_region_t kind,
     ev_code(ts, DIR_TASKGROUP, 1, code, NULL);
     frag_close(ts);
     c->waiting = 1; /* until the taskgroup's end (on_sync_region) */
+    wait_begin(c);
 }
 
 static int mutex_dir(ompt_mutex_t kind)
@@ -3137,6 +3181,11 @@ static void on_task_schedule(ompt_data_t *prior_data,
     tctx *n = next_data ? next_data->ptr : ts->ctx;
     if (status == ompt_taskwait_complete && n)
         n->waiting = 0;
+    /* a waiting task's thread runs another task, or comes back to it */
+    if (below && below != n && below->wait_t0)
+        wait_cut(ts, below);
+    if (n && n->in_wait && n->waiting && !n->wait_t0 && n != p)
+        n->wait_t0 = grain_clock();
     if (n && n->kind == CTX_EXPLICIT) {
         if (below && below->kind == CTX_IMPLICIT && below->at_barrier)
             barrier_ran_task(below);

@@ -24,7 +24,10 @@
 # that cost (their 6 barriers are too few for a barrier cost);
 # tests/e2e/barriers.c: 40 explicit barriers, so the burdened span is
 # exactly the span plus 41 x barrier_cost, at 2 and 3 threads, and
-# barriers that ran tasks are left out of that cost.
+# barriers that ran tasks are left out of that cost.  tests/e2e/waiting.c:
+# tasks waiting at their taskwait while their child runs on the other
+# thread; the trace's waits are those the program timed (2% + 1 ms), and
+# the instantaneous parallelism leaves them out.
 # The report draws every group (colored by the script in the browser),
 # lists the low-benefit groups and the imbalanced loop instance.
 # Usage: e2e_grain_graph.sh WHATIF_BINARY WORK_DIR
@@ -174,6 +177,17 @@ for T in 2 3; do
   [ -s bt$T/run.json ] && ! grep -q '"barrier_cost"' bt$T/run.json && ok \
     || ko "T=$T barriers with tasks inside: $(grep barrier_cost bt$T/run.json || echo no run.json)"
 done
+# waits: a task waiting at its taskwait for a child on the other thread is
+# not running; its waits are the ones the program timed itself
+clang-19 -fopenmp -g -O2 -I"$root/tests/e2e" "$root/tests/e2e/waiting.c" -o waiting || exit 1
+OMP_NUM_THREADS=2 "$whatif" run -q --no-report --mode offline -o w -- ./waiting 10 >/dev/null 2>w.err
+"$whatif" grains -q w 2>g.err || ko "waiting grains: $(cat g.err)"
+read -r pw pn < <(sed -n 's/^whatif-waited //p' w.err)
+read -r tw tn < <("$whatif" dump w/trace 2>/dev/null | awk '$2 == "WAIT" { split($3, a, "\\.\\."); sub("ns", "", a[2]); s += a[2] - a[1]; n++ } END { print s + 0, n + 0 }')
+mean=$(awk -F, 'NR > 1 { s += $3 * ($2 - $1); w += $2 - $1 } END { if (w) printf "%.3f", s / w }' w/parallelism.csv)
+if [ "${pn:-0}" -ge 1 ] && [ "$tn" = "$pn" ] &&
+   awk -v t="$tw" -v p="$pw" -v m="$mean" 'BEGIN { d = t - p; if (d < 0) d = -d; exit !(d <= p * 0.02 + 1e6 && m > 0 && m < 1.5) }'; then ok; else
+  ko "waits: the trace holds ${tn:-?} waits of $tw ns, the program timed ${pn:-?} of ${pw:-?} ns; $mean running on average"; fi
 "$whatif" grains -q c 2>g.err || ko "chain grains: $(cat g.err)"
 if awk -F, -v c="$cost" 'NR > 1 { n++; d[$5]++; if ($11 == "" || ($11 - $7 / c) > 0.01 || ($7 / c - $11) > 0.01) bad = 1 }
     END { for (k = 1; k <= 200; k++) if (d[k] != 1) bad = 1; exit !(n == 200 && !bad) }' c/grains.csv; then ok; else

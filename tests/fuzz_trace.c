@@ -33,7 +33,12 @@ static void check_rec(const trace_rec *r)
 {
     require((r->type >= TRACE_BEGIN && r->type <= TRACE_NOTE &&
              r->type != 4) || /* 4: the removed GROUP record */
-            r->type == TRACE_LEAF);
+            r->type == TRACE_LEAF || r->type == TRACE_WAIT);
+    /* an interval: a timed LEAF or END, or a WAIT */
+    require(!r->timed || r->type == TRACE_LEAF || r->type == TRACE_END);
+    require(r->timed || r->type == TRACE_WAIT ||
+            (r->t_start == 0 && r->t_end == 0));
+    require(r->t_start <= r->t_end);
     require(r->type == TRACE_NOTE ||
             (r->note == 0 && r->value == 0));
     require(r->type != TRACE_NOTE ||

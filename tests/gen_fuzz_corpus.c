@@ -116,5 +116,24 @@ int main(int argc, char **argv)
     trace_write_end(w, 0, 1, 0);
     if (trace_writer_close(w) != 0)
         return fail(p);
+
+    /* version 6: a task's waits at its taskwait, around a timed child */
+    snprintf(p, sizeof p, "%s/seed-wait-v6.tr", argv[1]);
+    if (!(w = trace_writer_open(p, 5, 0)))
+        return fail(p);
+    trace_write_loc(w, 5, "task", "a.c:7");
+    trace_write_begin(w, 1, 0, 0, OSPG_P, 5, 0, 0, NULL, 0);
+    trace_write_work(w, 1, 0, 30, 5, 0, 0);
+    trace_write_begin(w, 2, 1, 1, OSPG_S, OSPG_LOC_NONE, 0, 0, NULL, 0);
+    trace_write_wait(w, 1002000, 1005000);
+    trace_write_time(w, 1005000, 1007000);
+    trace_write_leaf(w, 2, 0, OSPG_P, 5, 0, 0, &la);
+    trace_write_wait(w, 1007000, 1011000);
+    trace_write_end(w, 2, 1, OSPG_LOC_NONE);
+    trace_write_time(w, 1000000, 1012000);
+    trace_write_end(w, 1, 2, OSPG_LOC_NONE);
+    trace_write_end(w, 0, 1, 0);
+    if (trace_writer_close(w) != 0)
+        return fail(p);
     return 0;
 }

@@ -1,8 +1,9 @@
 /* test_timeline.c - instantaneous parallelism (analyzer/timeline.c)
  * against a brute-force count, instant by instant, on random intervals:
  * nested and overlapping ones on one thread (a thread counts once), ends
- * that meet starts, empty intervals, bins of uneven width.  Also known
- * answers by hand.
+ * that meet starts, empty intervals, bins of uneven width, and waits (a
+ * thread inside a grain that runs nothing) inside, across and outside its
+ * grains.  Also known answers by hand.
  */
 #include <math.h>
 #include <stdint.h>
@@ -33,6 +34,7 @@ static int npass, nfail;
 typedef struct iv {
     uint32_t thread;
     uint64_t start, end;
+    int wait;  /* a wait, not a grain */
 } iv;
 
 static uint64_t rnd(uint64_t *s)
@@ -43,13 +45,16 @@ static uint64_t rnd(uint64_t *s)
     return *s;
 }
 
-/* Threads inside some interval at instant x: [start, end) covers x. */
+/* Threads inside some grain and no wait at instant x: [start, end) covers
+ * x. */
 static uint32_t running_at(const iv *v, size_t n, uint64_t x)
 {
-    int on[MAXT] = {0};
+    int on[MAXT] = {0}, off[MAXT] = {0};
     for (size_t i = 0; i < n; i++)
         if (v[i].start <= x && x < v[i].end)
-            on[v[i].thread] = 1;
+            (v[i].wait ? off : on)[v[i].thread] = 1;
+    for (int t = 0; t < MAXT; t++)
+        on[t] &= !off[t];
     uint32_t c = 0;
     for (int t = 0; t < MAXT; t++)
         c += (uint32_t)on[t];
@@ -64,11 +69,14 @@ static void random_case(uint64_t seed)
     iv v[MAXI];
     timeline *t = timeline_new();
     uint64_t base = 1000000 + rnd(&s) % 1000;
+    unsigned wait_pct = (unsigned)(rnd(&s) % 3) * 20; /* 0, 20, 40% */
     for (size_t i = 0; i < n; i++) {
         v[i].thread = (uint32_t)(rnd(&s) % threads);
         v[i].start = base + rnd(&s) % HORIZON;
         v[i].end = v[i].start + rnd(&s) % (HORIZON / 3);
-        if (timeline_add(t, v[i].thread, v[i].start, v[i].end)) {
+        v[i].wait = rnd(&s) % 100 < wait_pct;
+        if ((v[i].wait ? timeline_add_wait : timeline_add)(
+                t, v[i].thread, v[i].start, v[i].end)) {
             CHECK(0, "seed %llu: out of memory", (unsigned long long)seed);
             timeline_free(t);
             return;
@@ -86,13 +94,19 @@ static void random_case(uint64_t seed)
         return;
     uint64_t first = UINT64_MAX, last = 0, busy = 0;
     uint32_t used[MAXT] = {0}, nthreads = 0, most = 0;
-    for (size_t i = 0; i < n; i++) {
-        if (v[i].end == v[i].start)
-            continue; /* an empty interval runs nothing */
-        first = v[i].start < first ? v[i].start : first;
-        last = v[i].end > last ? v[i].end : last;
-        used[v[i].thread] = 1;
-    }
+    for (uint64_t x = base; x < base + 2 * HORIZON; x++)
+        for (uint32_t th = 0; th < threads; th++) {
+            iv one[MAXI];
+            size_t m = 0;
+            for (size_t i = 0; i < n; i++)
+                if (v[i].thread == th)
+                    one[m++] = v[i];
+            if (running_at(one, m, x)) { /* th is busy at x */
+                first = x < first ? x : first;
+                last = x + 1 > last ? x + 1 : last;
+                used[th] = 1;
+            }
+        }
     int ok = 1;
     if (first == UINT64_MAX) { /* only empty intervals */
         ok &= sum.busy == 0 && sum.max == 0;
@@ -180,6 +194,19 @@ static void known_answers(void)
     timeline_free(t);
     CHECK(s.max == 1 && nb == 1 && b[0].mean == 1, "handover: max %u",
           s.max);
+    free(b);
+    /* fib at two threads: a task waits at its taskwait while its child
+     * runs on the other thread: one running, not two */
+    t = timeline_new();
+    timeline_add(t, 0, 0, 300);      /* the parent, start to end */
+    timeline_add_wait(t, 0, 100, 200); /* its taskwait, nothing to run */
+    timeline_add(t, 1, 100, 200);    /* the child */
+    timeline_add_wait(t, 1, 250, 260); /* a wait outside any grain */
+    timeline_bins(t, 3, &b, &nb, &s);
+    timeline_free(t);
+    CHECK(s.busy == 300 && s.max == 1 && nb == 3 && b[1].mean == 1 &&
+              s.first == 0 && s.last == 300,
+          "wait: busy %llu, max %u", (unsigned long long)s.busy, s.max);
     free(b);
     /* nothing added: no bins */
     t = timeline_new();

@@ -509,7 +509,7 @@ static void test_ref_crc(void)
  * without a location in its short form). */
 static const uint8_t tiny_image[79] = {
     0x57, 0x48, 0x41, 0x54, 0x49, 0x46, 0x54, 0x52, /* "WHATIFTR" */
-    0x05, 0x00, 0x00, 0x00,                         /* version 5 */
+    0x06, 0x00, 0x00, 0x00,                         /* version 6 */
     0x03, 0x00, 0x00, 0x00,                         /* stream 3 */
     0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, /* flags */
     0x2f, 0x00, 0x00, 0x00,                         /* payload: 47 bytes */
@@ -614,7 +614,7 @@ static void test_version1(void)
  * what-if region in the long form. */
 static const uint8_t leaf_image[65] = {
     0x57, 0x48, 0x41, 0x54, 0x49, 0x46, 0x54, 0x52, /* "WHATIFTR" */
-    0x05, 0x00, 0x00, 0x00,                         /* version 5 */
+    0x06, 0x00, 0x00, 0x00,                         /* version 6 */
     0x03, 0x00, 0x00, 0x00,                         /* stream 3 */
     0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, /* flags */
     0x21, 0x00, 0x00, 0x00,                         /* payload: 33 bytes */
@@ -815,6 +815,91 @@ static void test_time_records(void)
     free(b);
 }
 
+/* WAIT records: intervals of their own, coded against the same previous
+ * end as TIMEs, returned as records (skimming too); none in version 5,
+ * none between a TIME and its LEAF or END. */
+static void test_wait_records(void)
+{
+    char p[128];
+    path_of(p, sizeof p, "wait.tr");
+    trace_writer *w = trace_writer_open(p, 1, 64);
+    enum { N = 120 };
+    uint64_t base = 987654321098765ull, s[N], e[N];
+    int ok = w != NULL;
+    for (int i = 0; w && i < N; i++) {
+        s[i] = base + (uint64_t)i * 3000 - (i % 5) * 7000;
+        e[i] = s[i] + 2000 + (uint64_t)(i % 4) * 999;
+        ok &= trace_write_wait(w, s[i], e[i]) == 0;
+        /* a timed leaf between two waits, on the same time chain */
+        ospg_leaf_work lw = {7, 1, 0, 0};
+        ok &= trace_write_time(w, e[i], e[i] + 500) == 0;
+        ok &= trace_write_leaf(w, 0, (uint64_t)i, OSPG_P, 1, 0, 0, &lw) == 0;
+    }
+    ok &= w && trace_writer_close(w) == 0;
+    CHECK(ok, "waits written");
+    trace_reader *r = trace_reader_open(p);
+    trace_rec rec;
+    int k, bad = 0, waits = 0, leaves = 0;
+    while (r && (k = trace_reader_next(r, &rec)) == 1) {
+        if (rec.type == TRACE_WAIT) {
+            int i = waits++;
+            bad += i >= N || rec.timed ||
+                   rec.t_start != (s[i] >> TRACE_TIME_SHIFT)
+                                      << TRACE_TIME_SHIFT ||
+                   rec.t_end != (e[i] >> TRACE_TIME_SHIFT) << TRACE_TIME_SHIFT;
+        } else if (rec.type == TRACE_LEAF) {
+            int i = leaves++;
+            bad += !rec.timed ||
+                   rec.t_start != (e[i] >> TRACE_TIME_SHIFT)
+                                      << TRACE_TIME_SHIFT ||
+                   rec.t_end != ((e[i] + 500) >> TRACE_TIME_SHIFT)
+                                    << TRACE_TIME_SHIFT;
+        } else {
+            bad++;
+        }
+    }
+    CHECK(r && k == 0 && bad == 0 && waits == N && leaves == N,
+          "WAITs read back to 32 ns beside TIMEs: %d bad, %d waits, %d "
+          "leaves (%s)",
+          bad, waits, leaves, r ? trace_reader_error(r) : "no reader");
+    trace_reader_close(r);
+    r = trace_reader_open(p); /* skimmed: the waits are no graph records */
+    trace_reader_skim(r, 1);
+    size_t got = drain(r, &k);
+    CHECK(r && k == 0 && got == N, "skimmed: %zu waits, last %d", got, k);
+    trace_reader_close(r);
+
+    /* a WAIT between a TIME and its END, and one in a version 5 file */
+    path_of(p, sizeof p, "wait-bad.tr");
+    w = trace_writer_open(p, 1, 0);
+    CHECK(trace_write_wait(w, 10, 9) == -1, "a WAIT that ends before it "
+                                            "starts is refused");
+    trace_write_time(w, 100, 200);
+    trace_write_wait(w, 100, 200);
+    trace_write_end(w, 1, 0, OSPG_LOC_NONE);
+    trace_writer_close(w);
+    r = trace_reader_open(p);
+    drain(r, &k);
+    const char *err = trace_reader_error(r);
+    CHECK(k == -1 && err && strstr(err, "byte 32: a TIME record must come "
+                                        "just before a LEAF or END record"),
+          "a WAIT after a TIME: %s", err ? err : "-");
+    trace_reader_close(r);
+    size_t n;
+    uint8_t *b = slurp(p, &n);
+    if (b && n > 8) {
+        b[8] = 5;
+        r = trace_reader_open_mem(b, n, "v5wait");
+        drain(r, &k);
+        err = trace_reader_error(r);
+        CHECK(k == -1 && err &&
+                  !strcmp(err, "v5wait: byte 35: unknown record type 17"),
+              "a WAIT in a version 5 file: %s", err ? err : "-");
+        trace_reader_close(r);
+    }
+    free(b);
+}
+
 static void test_header_and_image(void)
 {
     char p[128];
@@ -825,7 +910,7 @@ static void test_header_and_image(void)
     size_t n;
     uint8_t *b = slurp(p, &n);
     static const uint8_t hdr[24] = {'W', 'H', 'A', 'T', 'I', 'F', 'T', 'R',
-                                    5,   0,   0,   0,   0xd4, 0xc3, 0xb2, 0xa1};
+                                    6,   0,   0,   0,   0xd4, 0xc3, 0xb2, 0xa1};
     CHECK(b && n == 24 && memcmp(b, hdr, 24) == 0,
           "empty trace is exactly the 24-byte header (got %zu bytes)", n);
     free(b);
@@ -1370,24 +1455,24 @@ static void test_header_errors(void)
     trace_reader_close(r);
 
     memcpy(b, tiny_image, sizeof b);
-    b[8] = 6;
+    b[8] = 7;
     e = mem_error(&r, b, sizeof b, &cnt);
-    CHECK(e && strcmp(e, "img.tr: byte 8: trace version 6, this analyzer "
-                         "reads versions 1 to 5") == 0,
-          "version 6: %s", e ? e : "-");
+    CHECK(e && strcmp(e, "img.tr: byte 8: trace version 7, this analyzer "
+                         "reads versions 1 to 6") == 0,
+          "version 7: %s", e ? e : "-");
     trace_reader_close(r);
     b[8] = 0;
     e = mem_error(&r, b, sizeof b, &cnt);
     CHECK(has(e, "trace version 0"), "version 0: %s", e ? e : "-");
     trace_reader_close(r);
-    b[8] = 7;
+    b[8] = 8;
     spit(p, b, sizeof b);
     r = trace_reader_open(p);
     snprintf(want, sizeof want,
-             "%s: byte 8: trace version 7, this analyzer reads versions 1 to "
-             "5", p);
+             "%s: byte 8: trace version 8, this analyzer reads versions 1 to "
+             "6", p);
     e = trace_reader_error(r);
-    CHECK(e && strcmp(e, want) == 0, "version 7 from a file: %s", e ? e : "-");
+    CHECK(e && strcmp(e, want) == 0, "version 8 from a file: %s", e ? e : "-");
     trace_reader_close(r);
 
     memcpy(b, tiny_image, sizeof b);
@@ -1576,7 +1661,7 @@ static void test_payload_errors(void)
         {"0300008000", 35, "overlong varint"},
         {"03ffffffffffffffffffff01", 33, "varint longer than 10 bytes"},
         {"0380808080808080808002", 33, "varint overflows 64 bits"},
-        {"0300000111", 36, "unknown record type 17"},
+        {"0300000112", 36, "unknown record type 18"},
         /* LEAF: parent idx kind loc group [owner] nchildren [...] */
         {"0d00000306000000", 35, "node kind 3, must be 1 (S) or 2 (P)"},
         {"0d0000010601070000", 37, "a group member must be a P-node"},
@@ -1812,6 +1897,7 @@ int main(void)
     test_version1();
     test_leaf_image();
     test_time_records();
+    test_wait_records();
     test_region_records();
     test_round_trip();
     test_block_filling();
