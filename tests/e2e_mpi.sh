@@ -4,8 +4,10 @@
 # run.json names rank, ranks, host, pid; nothing else is written outside
 # them), on the fly and offline; each rank's program work and span are
 # within 3% + 1 ms of what apps/hybrid.c measured of itself (MPI calls
-# included); whatif analyze puts the ranks side by side and names the last
-# rank (three times the serial work) as the longest span; whatif report
+# included); whatif analyze puts the ranks side by side and names as the
+# longest span and the lowest parallelism the ranks that measured so
+# themselves (the last rank, with three times the serial work, unless MPI's
+# polling made another as long); whatif report
 # writes the ranks' page; a run with fewer ranks clears the extra ones;
 # MPICH's launcher (mpiexec.hydra) and Slurm's variables find the rank.
 # Usage: e2e_mpi.sh WHATIF_BINARY WORK_DIR
@@ -22,6 +24,20 @@ fi
 OMPI_CC=clang-19 mpicc -fopenmp -g -O2 "$root/apps/hybrid.c" -o hybrid || exit 1
 asroot=(); [ "$(id -u)" -eq 0 ] && asroot=(--allow-run-as-root)
 mpi() { mpirun "${asroot[@]}" --oversubscribe -np "$1" -x OMP_NUM_THREADS=2 "${@:2}"; }
+# near_extreme ERRFILE span|parallelism: the ranks whose own measure
+# ("hybrid: rank R work W span S") is within 3% of the longest span or of
+# the lowest parallelism.  The last rank's serial phase is the longest,
+# but MPI calls count as serial work and Open MPI polls while it waits: on
+# a loaded machine rank 0, the root of the program's reduction, can spend
+# as long waiting for the last rank, and whatif must name what the ranks
+# measured, not what the program meant.
+near_extreme() {
+  awk -v k="$2" '/^hybrid: rank [0-9]+ work [0-9]+ span [0-9]+$/ {
+      v[$3] = k == "span" ? $7 : $5 / $7 }
+    END { for (r in v) if (x == "" || (k == "span" ? v[r] > x : v[r] < x)) x = v[r]
+          for (r in v) if (k == "span" ? v[r] >= 0.97 * x : v[r] <= 1.03 * x) printf "%s ", r }' "$1"
+}
+in_list() { [ -n "$1" ] && case " $2 " in *" $1 "*) true ;; *) false ;; esac; }
 for mode in online offline; do
   rm -rf "$mode"
   if ! mpi 4 "$whatif" run -q --mode $mode -o $mode -- ./hybrid >$mode.out 2>$mode.err; then
@@ -41,13 +57,16 @@ for mode in online offline; do
   others=$(ls -A $mode | grep -v '^rank-0000[0-3]$' | grep -v '^\.whatif.lock$' | tr '\n' ' ')
   [ -z "$others" ] && ok || ko "$mode: files outside the ranks' directories: $others"
   "$whatif" analyze $mode >/dev/null 2>$mode.an
-  if grep -q "rank 3 has the longest OpenMP span" $mode.an && [ "$(($(wc -l <$mode/ranks.csv) - 1))" = 4 ] &&
+  longest=$(sed -n 's/^whatif: rank \([0-9]*\) has the longest OpenMP span.*/\1/p' $mode.an)
+  if in_list "$longest" "$(near_extreme $mode.err span)" && [ "$(($(wc -l <$mode/ranks.csv) - 1))" = 4 ] &&
      awk -F, '$2 == "loop" && $3 == 4' $mode/rank_locations.csv | grep -q .; then ok; else
-    ko "$mode: whatif analyze of the ranks: $(head -3 $mode.an)"; fi
+    ko "$mode: whatif analyze of the ranks: $(head -3 $mode.an) (the ranks measured the longest: $(near_extreme $mode.err span))"; fi
   low=$(awk -F, 'NR > 1 && (m == "" || $7 < m) { m = $7; r = $1 } END { print r }' $mode/ranks.csv)
-  [ "$low" = 3 ] && ok || ko "$mode: the lowest parallelism is rank $low's, not 3's"
+  in_list "$low" "$(near_extreme $mode.err parallelism)" && ok \
+    || ko "$mode: the lowest parallelism is rank $low's, the ranks measured $(near_extreme $mode.err parallelism)"
 done
-"$whatif" report -q online && grep -q 'id="longest">3<' online/report.html && grep -q 'href="rank-00002/report.html"' online/report.html && ok || ko "whatif report of the ranks"
+"$whatif" report -q online &&
+  in_list "$(sed -n 's/.*id="longest">\([0-9]*\)<.*/\1/p' online/report.html | head -1)" "$(near_extreme online.err span)" && grep -q 'href="rank-00002/report.html"' online/report.html && ok || ko "whatif report of the ranks"
 # a rank without its profile: left out, said
 cp -r offline partial && rm -rf partial/rank-00001
 "$whatif" analyze -q partial >/dev/null 2>partial.err
