@@ -538,6 +538,14 @@ static void csv_field(out *o, const char *s)
     outc(o, '"');
 }
 
+/* The median grain's work, kept between the least and the most: a
+ * bucket's value may lie a little outside the values in it. */
+static uint64_t grain_median(const ospg_loc_stat *g)
+{
+    uint64_t m = ospg_grain_median(g->grain_hist);
+    return m < g->grain_min ? g->grain_min : m > g->grain_max ? g->grain_max : m;
+}
+
 /* g: the row's grain statistics (NULL: none, the program's row) */
 static void csv_row(out *o, const char *where, const char *directive,
                     uint64_t instances, uint64_t work, uint64_t span,
@@ -556,7 +564,7 @@ static void csv_row(out *o, const char *where, const char *directive,
          instances, work, span, par, critical, pct, grains,
          grains ? (grain_work + grains / 2) / grains : 0,
          grains ? g->grain_min : 0, grains ? g->grain_max : 0,
-         grains ? ospg_grain_median(g->grain_hist) : 0);
+         grains ? grain_median(g) : 0);
 }
 
 typedef struct csv_item {
@@ -1135,7 +1143,7 @@ static int db_prof(db_ctx *c, size_t scen, uint32_t loc, uint64_t instances,
         rc = sqlite3_bind_int64(st, 12, clamp_i64(grains ? g->grain_max : 0));
     if (rc == SQLITE_OK)
         rc = sqlite3_bind_int64(
-            st, 13, clamp_i64(grains ? ospg_grain_median(g->grain_hist) : 0));
+            st, 13, clamp_i64(grains ? grain_median(g) : 0));
     return rc == SQLITE_OK ? db_step(st) : rc;
 }
 

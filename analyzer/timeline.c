@@ -145,9 +145,9 @@ static int cut(lane *l, const lane *w)
             out[n++] = (span){from, to};
     }
     free(l->v);
+    l->cap = l->n + w->n; /* what out holds */
     l->v = out;
     l->n = n;
-    l->cap = l->n + w->n;
     return 0;
 }
 

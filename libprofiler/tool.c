@@ -3221,6 +3221,10 @@ int tool_task_requeued(void *task)
     ts->ctx = c->sched_prior;
     if (ts->ctx && !ts->ctx->waiting)
         frag_open(ts);
+    /* back to a task waiting there, without a schedule event */
+    if (ts->ctx && ts->ctx->in_wait && ts->ctx->waiting &&
+        !ts->ctx->wait_t0)
+        ts->ctx->wait_t0 = grain_clock();
     return 1;
 }
 

@@ -26,8 +26,9 @@
 # exactly the span plus 41 x barrier_cost, at 2 and 3 threads, and
 # barriers that ran tasks are left out of that cost.  tests/e2e/waiting.c:
 # tasks waiting at their taskwait while their child runs on the other
-# thread; the trace's waits are those the program timed (2% + 1 ms), and
-# the instantaneous parallelism leaves them out.
+# thread; the trace's waits fill the waits the program timed (90%, less 2
+# ms a wait for a loaded machine), and the instantaneous parallelism
+# leaves them out.
 # The report draws every group (colored by the script in the browser),
 # lists the low-benefit groups and the imbalanced loop instance.
 # Usage: e2e_grain_graph.sh WHATIF_BINARY WORK_DIR
@@ -182,12 +183,20 @@ done
 clang-19 -fopenmp -g -O2 -I"$root/tests/e2e" "$root/tests/e2e/waiting.c" -o waiting || exit 1
 OMP_NUM_THREADS=2 "$whatif" run -q --no-report --mode offline -o w -- ./waiting 10 >/dev/null 2>w.err
 "$whatif" grains -q w 2>g.err || ko "waiting grains: $(cat g.err)"
-read -r pw pn < <(sed -n 's/^whatif-waited //p' w.err)
-read -r tw tn < <("$whatif" dump w/trace 2>/dev/null | awk '$2 == "WAIT" { split($3, a, "\\.\\."); sub("ns", "", a[2]); s += a[2] - a[1]; n++ } END { print s + 0, n + 0 }')
+bad=$("$whatif" dump w/trace 2>/dev/null | python3 -c '
+import re, sys
+timed = [tuple(map(int, l.split()[1:3])) for l in open(sys.argv[1]) if l.startswith("whatif-wait ")]
+waits = [tuple(map(int, m.groups())) for m in (re.search(r" WAIT (\d+)\.\.(\d+)ns", l) for l in sys.stdin) if m]
+got = sum(max(0, min(b, e) - max(a, s)) for (a, b) in timed for (s, e) in waits)
+want = sum(b - a for (a, b) in timed)
+# the trace waits inside the intervals the program timed (clipped, never
+# more); on a loaded machine a thread descheduled between the clock read
+# of the program and the event of the runtime loses some at the edges
+if not timed or got < 0.9 * want - 2e6 * len(timed):
+    print(f"the program timed {len(timed)} waits of {want} ns, the trace holds {got} ns of them ({len(waits)} waits)")
+' w.err)
 mean=$(awk -F, 'NR > 1 { s += $3 * ($2 - $1); w += $2 - $1 } END { if (w) printf "%.3f", s / w }' w/parallelism.csv)
-if [ "${pn:-0}" -ge 1 ] && [ "$tn" = "$pn" ] &&
-   awk -v t="$tw" -v p="$pw" -v m="$mean" 'BEGIN { d = t - p; if (d < 0) d = -d; exit !(d <= p * 0.02 + 1e6 && m > 0 && m < 1.5) }'; then ok; else
-  ko "waits: the trace holds ${tn:-?} waits of $tw ns, the program timed ${pn:-?} of ${pw:-?} ns; $mean running on average"; fi
+[ -z "$bad" ] && awk -v m="$mean" 'BEGIN { exit !(m > 0 && m < 1.5) }' && ok || ko "waits: $bad; $mean running on average"
 "$whatif" grains -q c 2>g.err || ko "chain grains: $(cat g.err)"
 if awk -F, -v c="$cost" 'NR > 1 { n++; d[$5]++; if ($11 == "" || ($11 - $7 / c) > 0.01 || ($7 / c - $11) > 0.01) bad = 1 }
     END { for (k = 1; k <= 200; k++) if (d[k] != 1) bad = 1; exit !(n == 200 && !bad) }' c/grains.csv; then ok; else
