@@ -679,6 +679,27 @@ static void test_leaf_image(void)
 
 /* TIME records (version 5): the grain times of the LEAF or END after
  * them, kept to 32 ns, across blocks, and refused anywhere else. */
+/* The error a reader of the file at p stops with when its header claims
+ * version v (name: the reader's name for it): "" when none, "unreadable"
+ * when the file cannot be read. */
+static void error_as_version(const char *p, uint8_t v, const char *name,
+                             char *out, size_t len)
+{
+    size_t n;
+    uint8_t *b = slurp(p, &n);
+    snprintf(out, len, "unreadable");
+    if (b && n > 8) {
+        int k;
+        b[8] = v;
+        trace_reader *r = trace_reader_open_mem(b, n, name);
+        drain(r, &k);
+        const char *e = trace_reader_error(r);
+        snprintf(out, len, "%s", e ? e : "");
+        trace_reader_close(r);
+    }
+    free(b);
+}
+
 static void test_time_records(void)
 {
     char p[128];
@@ -800,19 +821,10 @@ static void test_time_records(void)
                                         "just before a LEAF or END record"),
           "a TIME before a BEGIN, skimmed: %s", err ? err : "-");
     trace_reader_close(r);
-    size_t n;
-    uint8_t *b = slurp(p, &n);
-    if (b && n > 8) {
-        b[8] = 4;
-        r = trace_reader_open_mem(b, n, "v4time");
-        drain(r, &k);
-        err = trace_reader_error(r);
-        CHECK(k == -1 && err &&
-                  !strcmp(err, "v4time: byte 32: unknown record type 16"),
-              "a TIME in a version 4 file: %s", err ? err : "-");
-        trace_reader_close(r);
-    }
-    free(b);
+    char as4[256];
+    error_as_version(p, 4, "v4time", as4, sizeof as4);
+    CHECK(!strcmp(as4, "v4time: byte 32: unknown record type 16"),
+          "a TIME in a version 4 file: %s", as4);
 }
 
 /* WAIT records: intervals of their own, coded against the same previous
@@ -885,19 +897,10 @@ static void test_wait_records(void)
                                         "just before a LEAF or END record"),
           "a WAIT after a TIME: %s", err ? err : "-");
     trace_reader_close(r);
-    size_t n;
-    uint8_t *b = slurp(p, &n);
-    if (b && n > 8) {
-        b[8] = 5;
-        r = trace_reader_open_mem(b, n, "v5wait");
-        drain(r, &k);
-        err = trace_reader_error(r);
-        CHECK(k == -1 && err &&
-                  !strcmp(err, "v5wait: byte 35: unknown record type 17"),
-              "a WAIT in a version 5 file: %s", err ? err : "-");
-        trace_reader_close(r);
-    }
-    free(b);
+    char as5[256];
+    error_as_version(p, 5, "v5wait", as5, sizeof as5);
+    CHECK(!strcmp(as5, "v5wait: byte 35: unknown record type 17"),
+          "a WAIT in a version 5 file: %s", as5);
 }
 
 static void test_header_and_image(void)
