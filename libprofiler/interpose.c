@@ -202,6 +202,46 @@ EXPORT int32_t __kmpc_omp_taskwait(void *loc, int32_t gtid)
     return r;
 }
 
+/* A taskloop creates all its tasks inside one call (splitting the range
+ * through helper tasks when there are many): the runtime's code between
+ * two of its task creations is not the program's work.  With more threads
+ * than cores it can spin there for milliseconds on a queue's lock whose
+ * holder was descheduled. */
+typedef void (*taskloop_fn)(void *, int32_t, void *, int32_t, uint64_t *,
+                            uint64_t *, int64_t, int32_t, int32_t, uint64_t,
+                            void *);
+EXPORT void __kmpc_taskloop(void *loc, int32_t gtid, void *task,
+                            int32_t if_val, uint64_t *lb, uint64_t *ub,
+                            int64_t st, int32_t nogroup, int32_t sched,
+                            uint64_t grainsize, void *task_dup)
+{
+    REAL(taskloop_fn, __kmpc_taskloop)
+    if (!real)
+        return;
+    WRAP_ENTER(loc);
+    real(loc, gtid, task, if_val, lb, ub, st, nogroup, sched, grainsize,
+         task_dup);
+    WRAP_LEAVE();
+}
+
+typedef void (*taskloop5_fn)(void *, int32_t, void *, int32_t, uint64_t *,
+                             uint64_t *, int64_t, int32_t, int32_t,
+                             uint64_t, int32_t, void *);
+EXPORT void __kmpc_taskloop_5(void *loc, int32_t gtid, void *task,
+                              int32_t if_val, uint64_t *lb, uint64_t *ub,
+                              int64_t st, int32_t nogroup, int32_t sched,
+                              uint64_t grainsize, int32_t modifier,
+                              void *task_dup)
+{
+    REAL(taskloop5_fn, __kmpc_taskloop_5)
+    if (!real)
+        return;
+    WRAP_ENTER(loc);
+    real(loc, gtid, task, if_val, lb, ub, st, nogroup, sched, grainsize,
+         modifier, task_dup);
+    WRAP_LEAVE();
+}
+
 /* Worksharing loops: the runtime hands out chunks (an atomic update of
  * the loop's shared state, contended between the team's threads) before
  * it reports them, and sets up and tears down the loop around its begin

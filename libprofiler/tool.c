@@ -154,6 +154,9 @@ typedef struct tctx {
     int share_open;          /* implicit: node begun, not ended */
     int waiting;             /* no user code runs: no fragment */
     int at_barrier;          /* waiting at a barrier, not a taskwait */
+    /* inside wrapped runtime calls it made (tool_runtime_enter): a
+     * fragment of its that begins there is the runtime's, not work */
+    int in_runtime;
     /* explicit, offline: inside a taskwait or a taskgroup's end (in_wait),
      * and since when it runs nothing there (wait_t0; 0: it runs a task) */
     int in_wait;
@@ -287,6 +290,8 @@ typedef struct tstate {
      * not inside one, or a fragment began inside it). */
     uint64_t frag_cut;
     uint64_t frag_opens;     /* fragments opened: tool_runtime_leave */
+    int frag_rt;             /* the running fragment began inside a
+                              * wrapped runtime call of its task: no work */
     tctx *ctx;
     tctx *pending;           /* created task awaiting its dependences */
     void *last_alloc;        /* the task the runtime allocated last */
@@ -720,6 +725,7 @@ static inline void frag_begin(tstate *ts, int keep)
 {
     ts->frag_from = ts->ev;
     ts->frag_cut = 0;
+    ts->frag_rt = ts->ctx && ts->ctx->in_runtime;
     ts->frag_start = counter_read(&metric, &ts->ct);
     ts->in_frag = 1;
     ts->frag_opens++;
@@ -1092,6 +1098,10 @@ static uint64_t frag_take(tstate *ts)
             atomic_fetch_add_explicit(&samples_taken, n,
                                       memory_order_relaxed);
     }
+    /* The runtime's own code between two of its events inside one call
+     * (a taskloop creating its tasks) is not the program's. */
+    if (ts->frag_rt)
+        return 0;
     /* Leave out what the two reads themselves added. */
     return now > ts->frag_start + read_bias ? now - ts->frag_start - read_bias
                                             : 0;
@@ -3079,6 +3089,9 @@ void tool_doacross_wait_end(void)
 void tool_runtime_enter(tool_runtime_span *sp)
 {
     tstate *ts = active ? self : NULL;
+    sp->ctx = ts ? ts->ctx : NULL;
+    if (sp->ctx)
+        ((tctx *)sp->ctx)->in_runtime++;
     sp->active = ts && ts->in_frag;
     if (!sp->active)
         return;
@@ -3091,8 +3104,22 @@ void tool_runtime_enter(tool_runtime_span *sp)
 uint64_t tool_runtime_leave(const tool_runtime_span *sp)
 {
     tstate *ts = self;
-    if (!sp->active || !ts)
+    tctx *c = sp->ctx;
+    if (c)
+        c->in_runtime--;
+    if (!ts)
         return 0;
+    /* a fragment of the caller's that began inside the call is its code
+     * from here on */
+    int rt_open = c && ts->in_frag && ts->frag_rt && ts->ctx == c &&
+                  !c->in_runtime;
+    if (rt_open)
+        ts->frag_rt = 0;
+    if (!sp->active) {
+        if (rt_open)
+            ts->frag_start = counter_read(&metric, &ts->ct);
+        return 0;
+    }
     uint64_t left_out = 0;
     if (ts->frag_opens == sp->opens) {
         /* no fragment began inside: the one running skips the call */

@@ -31,7 +31,10 @@ typedef struct tool_runtime_span {
         uint64_t prev_cut;     /* tool_runtime_enter: the enclosing call's */
         const void *prev_site; /* tool_fork_enters: the enclosing fork's */
     };
-    const void *prev_ident;    /* tool_fork_enters: the enclosing fork's */
+    union {
+        const void *prev_ident; /* tool_fork_enters: the enclosing fork's */
+        void *ctx;              /* tool_runtime_enter: the calling task's */
+    };
 } tool_runtime_span;
 /* The fork wrapper (interpose.c, assembly) keeps a span in 40 bytes of its
  * frame. */
