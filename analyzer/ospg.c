@@ -557,7 +557,7 @@ struct ospg_node {
 };
 
 /* An update of a node, queued when the node is locked by another thread. */
-enum { OP_ATTACH = 1, OP_WORK, OP_END, OP_FOLD, OP_LEAF };
+enum { OP_ATTACH = 1, OP_WORK, OP_END, OP_FOLD, OP_LEAF, OP_WORK_END };
 
 struct node_op {
     node_op *next;
@@ -566,6 +566,7 @@ struct node_op {
     int finalizing;     /* FOLD: the child was finalized just now */
     uint64_t idx, work, nchildren;
     uint32_t loc, region;
+    uint32_t end_loc;   /* WORK_END: the END's location */
     unsigned flags;
     ospg_dep *deps;     /* ATTACH: owned copy */
     size_t ndeps;
@@ -1843,6 +1844,12 @@ static int apply_op(ospg *g, ospg_node *n, const node_op *op)
     case OP_WORK: return add_work(g, n, op);
     case OP_END: return end_node(g, n, op);
     case OP_LEAF: return attach_leaf(g, n, op->child);
+    case OP_WORK_END: {
+        node_op end = {.kind = OP_END, .nchildren = op->nchildren,
+                       .loc = op->end_loc};
+        int rc = add_work(g, n, op);
+        return rc ? rc : end_node(g, n, &end);
+    }
     default: /* OP_FOLD */
         if (op->finalizing)
             op->child->finalized = 1; /* under n's lock: can_fold reads it */
@@ -2177,8 +2184,28 @@ ospg_node *ospg_begin(ospg *g, ospg_node *parent, uint64_t idx, ospg_kind kind,
                       uint32_t loc, ospg_group *group, const ospg_dep *deps,
                       size_t ndeps, int *err)
 {
+    return ospg_begin_work(g, parent, idx, kind, loc, group, deps, ndeps,
+                           NULL, err);
+}
+
+ospg_node *ospg_begin_work(ospg *g, ospg_node *parent, uint64_t idx,
+                           ospg_kind kind, uint32_t loc, ospg_group *group,
+                           const ospg_dep *deps, size_t ndeps,
+                           const ospg_leaf_work *w, int *err)
+{
     ospg_node *n = node_create(g, parent, idx, kind, loc, group, ndeps);
-    int rc = n ? node_link(g, n, deps, ndeps) : gerr(g);
+    int rc = n ? OSPG_OK : gerr(g);
+    if (n && w) {
+        /* Not linked yet: nobody else can see it, so no lock. */
+        node_op op = {.kind = OP_WORK, .idx = 0, .work = w->work,
+                      .loc = w->loc, .region = w->region, .flags = w->flags};
+        if ((rc = add_work(g, n, &op))) {
+            node_release(g, n);
+            n = NULL;
+        }
+    }
+    if (n)
+        rc = node_link(g, n, deps, ndeps);
     if (!rc)
         rc = run(g);
     if (rc) {
@@ -2248,6 +2275,22 @@ int ospg_end(ospg *g, ospg_node *n, uint64_t nchildren, uint32_t loc)
     if (!n)
         return fail(g, OSPG_ERR_STATE);
     node_op op = {.kind = OP_END, .nchildren = nchildren, .loc = loc};
+    rc = submit(g, n, &op, NULL);
+    return rc ? rc : run(g);
+}
+
+int ospg_work_end(ospg *g, ospg_node *n, uint64_t idx, uint64_t work,
+                  uint32_t loc, uint32_t region, unsigned flags,
+                  uint64_t nchildren, uint32_t end_loc)
+{
+    int rc = gerr(g) ? gerr(g) : cache_bind(g);
+    if (rc)
+        return rc;
+    if (!n)
+        return fail(g, OSPG_ERR_STATE);
+    node_op op = {.kind = OP_WORK_END, .idx = idx, .work = work, .loc = loc,
+                  .region = region, .flags = flags, .nchildren = nchildren,
+                  .end_loc = end_loc};
     rc = submit(g, n, &op, NULL);
     return rc ? rc : run(g);
 }

@@ -179,6 +179,16 @@ typedef struct ospg_leaf_work {
     unsigned flags;
 } ospg_leaf_work;
 
+/* ospg_begin, then ospg_work(node, 0, w) for its first child, a W-node:
+ * the W-node is added before the node is linked, when no other thread can
+ * see it, so the pair costs one update of the parent and none of the
+ * node's own (a task whose first child comes after some code of its own).
+ * w NULL: ospg_begin. */
+ospg_node *ospg_begin_work(ospg *g, ospg_node *parent, uint64_t idx,
+                           ospg_kind kind, uint32_t loc, ospg_group *group,
+                           const ospg_dep *deps, size_t ndeps,
+                           const ospg_leaf_work *w, int *err);
+
 /* Begins, fills and ends at once a node whose only child is a W-node (w),
  * or that has no child (w NULL): what ospg_begin, ospg_work(idx 0) and
  * ospg_end(1 or 0 children, loc unchanged) would do, with two updates of
@@ -193,6 +203,14 @@ int ospg_leaf(ospg *g, ospg_node *parent, uint64_t idx, ospg_kind kind,
  * child does.  The pointer stays valid as a parent until all nchildren
  * children are reported; after that it must not be used. */
 int ospg_end(ospg *g, ospg_node *node, uint64_t nchildren, uint32_t loc);
+
+/* ospg_work(node, idx, work, loc, region, flags) followed by
+ * ospg_end(node, nchildren, end_loc), in one update of node: a fragment
+ * that is its node's last child (the code before a taskwait, a task's
+ * last code) costs the builder one lock of the node instead of two. */
+int ospg_work_end(ospg *g, ospg_node *node, uint64_t idx, uint64_t work,
+                  uint32_t loc, uint32_t region, unsigned flags,
+                  uint64_t nchildren, uint32_t end_loc);
 
 /* The first error the builder met (sticky), or OSPG_OK. */
 int ospg_error(const ospg *g);

@@ -212,6 +212,16 @@ ospg_node *online_begin(online_thread *t, ospg_node *parent, uint64_t idx,
                         ospg_kind kind, uint32_t loc, uint64_t group,
                         ospg_node *owner, const ospg_dep *deps, size_t ndeps)
 {
+    return online_begin_work(t, parent, idx, kind, loc, group, owner, deps,
+                             ndeps, NULL);
+}
+
+ospg_node *online_begin_work(online_thread *t, ospg_node *parent,
+                             uint64_t idx, ospg_kind kind, uint32_t loc,
+                             uint64_t group, ospg_node *owner,
+                             const ospg_dep *deps, size_t ndeps,
+                             const ospg_leaf_work *w)
+{
     if (!event_enter(t))
         return NULL;
     ospg_node *n = NULL;
@@ -222,8 +232,8 @@ ospg_node *online_begin(online_thread *t, ospg_node *parent, uint64_t idx,
     } else if (group && !(gr = group_get(group, owner, loc))) {
         note_graph_failure("group", ospg_error(graph) ? ospg_error(graph)
                                                       : OSPG_ERR_NOMEM);
-    } else if (!(n = ospg_begin(graph, parent, idx, kind, loc, gr, deps, ndeps,
-                                &err))) {
+    } else if (!(n = ospg_begin_work(graph, parent, idx, kind, loc, gr, deps,
+                                     ndeps, w, &err))) {
         note_graph_failure("begin", err);
     }
     event_leave(t);
@@ -267,6 +277,21 @@ void online_leaf(online_thread *t, ospg_node *parent, uint64_t idx,
     } else if ((err = ospg_leaf(graph, parent, idx, kind, loc, gr, w))) {
         note_graph_failure("leaf", err);
     }
+    event_leave(t);
+}
+
+void online_work_end(online_thread *t, ospg_node *node, uint64_t idx,
+                     uint64_t work, uint32_t loc, uint32_t region,
+                     unsigned flags, uint64_t nchildren, uint32_t end_loc)
+{
+    if (!event_enter(t))
+        return;
+    int err;
+    if (!node)
+        note_failure("an event names a node whose begin failed");
+    else if ((err = ospg_work_end(graph, node, idx, work, loc, region, flags,
+                                  nchildren, end_loc)))
+        note_graph_failure("work", err);
     event_leave(t);
 }
 

@@ -49,6 +49,12 @@ ospg_node *online_root(void);
 ospg_node *online_begin(online_thread *t, ospg_node *parent, uint64_t idx,
                         ospg_kind kind, uint32_t loc, uint64_t group,
                         ospg_node *owner, const ospg_dep *deps, size_t ndeps);
+/* online_begin with the node's first child, a W-node (ospg_begin_work). */
+ospg_node *online_begin_work(online_thread *t, ospg_node *parent,
+                             uint64_t idx, ospg_kind kind, uint32_t loc,
+                             uint64_t group, ospg_node *owner,
+                             const ospg_dep *deps, size_t ndeps,
+                             const ospg_leaf_work *w);
 void online_work(online_thread *t, ospg_node *parent, uint64_t idx,
                  uint64_t work, uint32_t loc, uint32_t region, unsigned flags);
 /* online_work with the samples of the W-node's code (ospg_work_sampled). */
@@ -58,6 +64,10 @@ void online_work_sampled(online_thread *t, ospg_node *parent, uint64_t idx,
                          size_t nsmp);
 void online_end(online_thread *t, ospg_node *node, uint64_t nchildren,
                 uint32_t loc);
+/* online_work then online_end of the same node, in one update of it. */
+void online_work_end(online_thread *t, ospg_node *node, uint64_t idx,
+                     uint64_t work, uint32_t loc, uint32_t region,
+                     unsigned flags, uint64_t nchildren, uint32_t end_loc);
 /* A node begun and ended at once with at most one child, a W-node
  * (ospg_leaf); w NULL for none. */
 void online_leaf(online_thread *t, ospg_node *parent, uint64_t idx,

@@ -283,6 +283,18 @@ typedef struct tstate {
     uint64_t chunk_rt, chunk_grains;
     int ok;                  /* stream open */
     online_thread *q;        /* on the fly: this thread's handle */
+    /* On the fly, the W-node of a fragment just closed, held back within
+     * one callback (hold_w: the callback allows it, and lets it go with
+     * held_release) so that its node's END, when the callback ends that
+     * node next, goes to the builder in the same update. */
+    int hold_w;
+    struct {
+        ospg_node *node;
+        uint64_t idx, work;
+        uint32_t loc, region;
+        unsigned flags;
+        int on;
+    } held;
     int in_frag;
     uint64_t frag_start;
     /* Inside a wrapped runtime call: when the call began, and so where the
@@ -928,9 +940,42 @@ static void emit_work_in(tstate *ts, cnode *p, uint64_t work, uint32_t loc,
     if (mode_offline && ts->ok)
         trace_write_work_sampled(ts->st.w, p->id, idx, work, loc, region,
                                  flags, smp, nsmp);
-    if (mode_online)
-        online_work_sampled(ts->q, online_node(p), idx, work, loc, region,
-                            flags, smp, nsmp);
+    if (!mode_online)
+        return;
+    if (ts->hold_w && !nsmp && !ts->held.on) {
+        ts->held.node = online_node(p);
+        ts->held.idx = idx;
+        ts->held.work = work;
+        ts->held.loc = loc;
+        ts->held.region = region;
+        ts->held.flags = flags;
+        ts->held.on = 1;
+        return;
+    }
+    online_work_sampled(ts->q, online_node(p), idx, work, loc, region, flags,
+                        smp, nsmp);
+}
+
+/* Hands the W-node held back to the builder, if any: the callback that
+ * allowed holding one is about to return. */
+static void held_release(tstate *ts)
+{
+    ts->hold_w = 0;
+    if (!ts->held.on)
+        return;
+    ts->held.on = 0;
+    online_work_sampled(ts->q, ts->held.node, ts->held.idx, ts->held.work,
+                        ts->held.loc, ts->held.region, ts->held.flags, NULL,
+                        0);
+}
+
+/* Closes the running fragment like frag_close, holding its W-node back
+ * on the fly until held_release, for an END of its node to take along. */
+static void frag_close(tstate *ts);
+static void frag_close_held(tstate *ts)
+{
+    ts->hold_w = mode_online;
+    frag_close(ts);
 }
 
 /* Adds a W-node under p, inside the running task's what-if region, with
@@ -957,18 +1002,23 @@ static void emit_work(tstate *ts, cnode *p, uint64_t work, uint32_t loc,
 }
 
 static void write_task_begin(tstate *ts, struct tctx *t,
-                             const ompt_dependence_t *deps, int ndeps);
+                             const ompt_dependence_t *deps, int ndeps,
+                             const ospg_leaf_work *w);
 
-/* Records the begin a lazy node owes, then the work of its task so far. */
+/* Records the begin a lazy node owes, then the work of its task so far
+ * (on the fly, in the same call: the node is not linked yet). */
 static void lazy_flush(tstate *ts, cnode *n)
 {
     tctx *t = n->lazy;
     n->lazy = NULL;
-    write_task_begin(ts, t, NULL, 0);
+    ospg_leaf_work w = {t->lazy_work, t->base_loc, t->lazy_region, 0};
+    write_task_begin(ts, t, NULL, 0, t->lazy_nw ? &w : NULL);
     if (t->lazy_nw) {
         t->lazy_nw = 0;
-        emit_work_in(ts, n, t->lazy_work, t->base_loc, t->lazy_region, 0,
-                     NULL, 0);
+        uint64_t idx = child_idx(n); /* 0 */
+        if (mode_offline && ts->ok)
+            trace_write_work_sampled(ts->st.w, n->id, idx, w.work, w.loc,
+                                     w.region, 0, NULL, 0);
     }
 }
 
@@ -1304,8 +1354,17 @@ static void end_node(tstate *ts, cnode *n, uint32_t loc)
     n->t0 = 0;
     if (mode_offline && ts->ok)
         trace_write_end(ts->st.w, n->id, n->nkids, loc);
-    if (mode_online)
-        online_end(ts->q, online_node(n), n->nkids, loc);
+    if (!mode_online)
+        return;
+    ospg_node *on = online_node(n);
+    if (ts->held.on && on && ts->held.node == on) {
+        ts->held.on = 0;
+        online_work_end(ts->q, on, ts->held.idx, ts->held.work,
+                        ts->held.loc, ts->held.region, ts->held.flags,
+                        n->nkids, loc);
+        return;
+    }
+    online_end(ts->q, on, n->nkids, loc);
 }
 
 /* Ends the innermost open taskwait scope. */
@@ -1816,7 +1875,7 @@ static void ensure_begun(tstate *ts, tctx *t)
         BEGIN_DONE)
         return;
     if (claim_begin(t)) {
-        write_task_begin(ts, t, NULL, 0);
+        write_task_begin(ts, t, NULL, 0, NULL);
         return;
     }
     while (atomic_load_explicit(&t->begin_state, memory_order_acquire) !=
@@ -1833,12 +1892,14 @@ static void flush_pending(tstate *ts, const ompt_dependence_t *deps,
         return;
     ts->pending = NULL;
     if (claim_begin(t))
-        write_task_begin(ts, t, deps, ndeps);
+        write_task_begin(ts, t, deps, ndeps, NULL);
     task_release(t);
 }
 
+/* w: the task's first child, a W-node of its own code (NULL: none). */
 static void write_task_begin(tstate *ts, tctx *t,
-                             const ompt_dependence_t *deps, int ndeps)
+                             const ompt_dependence_t *deps, int ndeps,
+                             const ospg_leaf_work *w)
 {
     ospg_dep buf[DEP_BUF];
     ospg_dep *d = buf;
@@ -1866,9 +1927,15 @@ static void write_task_begin(tstate *ts, tctx *t,
         n++;
     }
     uint64_t group = t->helper ? 0 : t->spawn_group;
-    record_begin(ts, &t->node, &t->pend_parent, t->pend_idx, t->pend_kind,
-                 t->helper ? OSPG_LOC_NONE : t->base_loc, group,
-                 group ? &t->spawn_owner : NULL, d ? d : buf, d ? n : 0);
+    const cnode *owner = group ? &t->spawn_owner : NULL;
+    uint32_t loc = t->helper ? OSPG_LOC_NONE : t->base_loc;
+    record_begin_as(ts, &t->node, &t->pend_parent, t->pend_idx, t->pend_kind,
+                    loc, group, owner, d ? d : buf, d ? n : 0, 0);
+    if (mode_online)
+        t->node.on = online_begin_work(
+            ts->q, online_node(&t->pend_parent), t->pend_idx, t->pend_kind,
+            loc, group, owner ? online_node(owner) : NULL, d ? d : buf,
+            d ? n : 0, w);
     if (d != buf)
         free(d);
     atomic_store_explicit(&t->begin_state, BEGIN_DONE, memory_order_release);
@@ -2388,11 +2455,12 @@ static void on_sync_region(ompt_sync_region_t kind,
         return;
     if (is_barrier(kind)) {
         if (endpoint == ompt_scope_begin) {
-            frag_close(ts);
+            frag_close_held(ts);
             if (c->kind == CTX_IMPLICIT)
                 end_share(ts, c);
             else
                 end_scope(ts, c, OSPG_LOC_NONE);
+            held_release(ts);
             c->waiting = 1;
             c->at_barrier = 1;
             if (c->kind == CTX_IMPLICIT && c->region)
@@ -2414,8 +2482,9 @@ static void on_sync_region(ompt_sync_region_t kind,
     if (kind == ompt_sync_region_taskwait) {
         ev_code(ts, DIR_TASKWAIT, endpoint != ompt_scope_begin, code, ident);
         if (endpoint == ompt_scope_begin) {
-            frag_close(ts);
+            frag_close_held(ts);
             end_scope(ts, c, construct_loc(ts, c, code, ident, DIR_TASKWAIT));
+            held_release(ts);
             c->waiting = 1;
             wait_begin(c);
         } else {
@@ -2430,7 +2499,10 @@ static void on_sync_region(ompt_sync_region_t kind,
         /* libomp 19 reports a taskgroup at its start (begin) and after its
          * wait (end): it is a container S-node of its own. */
         ev_code(ts, DIR_TASKGROUP, endpoint != ompt_scope_begin, code, NULL);
-        frag_close(ts);
+        if (endpoint == ompt_scope_begin)
+            frag_close(ts);
+        else
+            frag_close_held(ts);
         if (endpoint == ompt_scope_begin) {
             frame *f = push_frame(c);
             if (f) {
@@ -2449,6 +2521,7 @@ static void on_sync_region(ompt_sync_region_t kind,
                                                : DIR_TASKGROUP));
             c->nfr--;
         }
+        held_release(ts);
         c->waiting = 0;
         wait_end(ts, c);
         ts->ctx = c;
@@ -3180,7 +3253,7 @@ static void on_task_schedule(ompt_data_t *prior_data,
     /* a task starts or resumes: its code begins */
     if (next && next->kind == CTX_EXPLICIT)
         ev_loc(ts, DIR_TASK, 0, next->base_loc);
-    frag_close(ts);
+    frag_close_held(ts);
     int ended = p && p->kind == CTX_EXPLICIT &&
                 (status == ompt_task_complete || status == ompt_task_cancel ||
                  status == ompt_task_detach);
@@ -3203,6 +3276,7 @@ static void on_task_schedule(ompt_data_t *prior_data,
             ts->ctx = NULL;
         task_release(p);
     }
+    held_release(ts);
     /* No next task (a fulfilled detach event, the end of a taskwait with
      * depend): the running task goes on. */
     tctx *n = next_data ? next_data->ptr : ts->ctx;

@@ -28,7 +28,10 @@
  * program order, depth-first shuffled with an early end.
  *
  * Half the seeds feed every node whose only child is a W-node (or that has
- * none) through ospg_leaf, in one call at its begin event.
+ * none) through ospg_leaf, in one call at its begin event; half (by another
+ * draw) feed a W-node whose parent's end comes next as one ospg_work_end,
+ * and a node whose first child, a W-node, comes next as one
+ * ospg_begin_work.
  *
  * Usage: test_ospg_random [--count N] [--base B] [--seed S] [--dump]
  *                         [--shrink] [--no-live] [--no-tie-rule] [-v]
@@ -68,6 +71,8 @@ typedef struct trial {
     gg_params gp;
     int feed;
     int leaves;     /* nodes with at most one child, a W, go as ospg_leaf */
+    int fuse;       /* a W followed at once by its parent's end: one
+                     * ospg_work_end call */
     size_t nscen;
     ospg_scenario scen[4];
     uint32_t regs[4][8];
@@ -108,6 +113,7 @@ static void draw_trial(trial *t, uint64_t seed)
     x = (unsigned)gg_below(&r, 100);
     t->nscen = x < 35 ? 1 : x < 85 ? 3 : 4;
     t->leaves = gg_chance(&r, 50);
+    t->fuse = (int)(seed >> 1 & 1); /* not drawn: the other draws stay */
 }
 
 /* Scenario 1: halve some regions; 2: make some W locations (or every
@@ -436,6 +442,8 @@ static int check_tie_rule = 1;
 static struct {
     unsigned long long seeds, nodes, ties, tie_scen, redrawn, events;
     unsigned long long leaves; /* nodes fed through ospg_leaf */
+    unsigned long long fused;  /* pairs fed as ospg_work_end or
+                                * ospg_begin_work */
     unsigned long long shapes[GG_NSHAPES], feeds[FEED_NMODES];
     unsigned long long compared_crit, bounded_crit, peak_max;
     unsigned long long live_after_finish, live_after_finish_value;
@@ -532,7 +540,19 @@ static int feed(const gg_graph *g, const trial *t, const evlist *ev,
         } else {
             size_t i = e / 2;
             const gg_node *N = &g->nodes[i];
-            if (N->kind == GG_W) {
+            size_t p = (size_t)N->parent;
+            if (N->kind == GG_W && t->fuse && q + 1 < ev->n &&
+                ev->e[q + 1] == 2 * p + 1 && !leaf[p] && !N->ntags) {
+                /* the W and its parent's end, in one update */
+                err = ospg_work_end(G, h[p], N->idx, N->work, N->loc,
+                                    N->region, N->wflags, g->nodes[p].nkids,
+                                    g->nodes[p].end_loc);
+                stats.fused++;
+                q++;
+                pending[p]--;
+                ended[p] = 1;
+                fold = (int32_t)p;
+            } else if (N->kind == GG_W) {
                 ospg_sample tags[GG_MAXTAGS];
                 size_t nt = gg_tag_samples(N, tags);
                 err = ospg_work_sampled(G, h[N->parent], N->idx, N->work,
@@ -541,11 +561,29 @@ static int feed(const gg_graph *g, const trial *t, const evlist *ev,
                 fold = N->parent;
                 pending[N->parent]--;
             } else {
-                h[i] = ospg_begin(G, h[N->parent], N->idx, (ospg_kind)N->kind,
-                                  N->begin_loc,
-                                  N->group >= 0 ? gh[N->group] : NULL,
-                                  N->kind == OSPG_P ? N->deps : NULL,
-                                  N->kind == OSPG_P ? N->ndeps : 0, &err);
+                /* its first child a W-node that comes next: one call */
+                const gg_node *W = NULL;
+                if (t->fuse && N->nkids && q + 1 < ev->n &&
+                    ev->e[q + 1] == 2 * (size_t)g->kids[N->kid_off]) {
+                    W = &g->nodes[g->kids[N->kid_off]];
+                    if (W->kind != GG_W || W->idx != 0 || W->ntags)
+                        W = NULL;
+                }
+                ospg_leaf_work w0 = {0, 0, 0, 0};
+                if (W)
+                    w0 = (ospg_leaf_work){W->work, W->loc, W->region,
+                                          W->wflags};
+                h[i] = ospg_begin_work(G, h[N->parent], N->idx,
+                                       (ospg_kind)N->kind, N->begin_loc,
+                                       N->group >= 0 ? gh[N->group] : NULL,
+                                       N->kind == OSPG_P ? N->deps : NULL,
+                                       N->kind == OSPG_P ? N->ndeps : 0,
+                                       W ? &w0 : NULL, &err);
+                if (W) {
+                    stats.fused++;
+                    q++;
+                    pending[i]--;
+                }
                 if (!h[i] && err == OSPG_OK)
                     err = OSPG_ERR_STATE;
                 if (h[i])
@@ -1200,13 +1238,13 @@ int main(int argc, char **argv)
         failed++;
     }
     double secs = (double)(clock() - t0) / CLOCKS_PER_SEC;
-    printf("seeds %llu, nodes %llu (%llu as leaves), events %llu, %.1f s; "
-           "scenarios with "
+    printf("seeds %llu, nodes %llu (%llu as leaves, %llu begin-or-end "
+           "pairs fused with a W), events %llu, %.1f s; scenarios with "
            "tied critical paths %llu (in %llu seeds; %llu weight redraws); "
            "critical values compared exactly %llu, within bounds %llu; "
            "largest peak live nodes %llu\n",
-           stats.seeds, stats.nodes, stats.leaves, stats.events, secs,
-           stats.tie_scen,
+           stats.seeds, stats.nodes, stats.leaves, stats.fused, stats.events,
+           secs, stats.tie_scen,
            stats.ties, stats.redrawn, stats.compared_crit, stats.bounded_crit,
            stats.peak_max);
     if (verbose) {

@@ -52,6 +52,8 @@ typedef struct feed {
     _Atomic(ospg_node *) *h;       /* [nnodes] */
     _Atomic(ospg_group *) *gh;     /* [ngroups] */
     unsigned char *leaf;           /* [nnodes] fed by ospg_leaf, or NULL */
+    int fuse;  /* a W whose parent's end the same thread feeds next: one
+                * ospg_work_end */
     atomic_int failed;
     char why[200];
 } feed;
@@ -135,7 +137,20 @@ static void *work_events(void *arg)
                                            : NULL;
             if (!parent || (N->group >= 0 && !gr))
                 break;
-            if (N->kind == GG_W) {
+            size_t p = (size_t)N->parent;
+            int fuse = N->kind == GG_W && f->fuse && !N->ntags &&
+                       q + 1 < f->nev && f->ev[q + 1] == 2 * p + 1 &&
+                       f->owner[q + 1] == w->id &&
+                       !(f->leaf && f->leaf[p]);
+            for (size_t k = 0; fuse && k < g->ngroups; k++)
+                if ((size_t)g->groups[k].owner == p)
+                    fuse = 0; /* its end waits for its groups */
+            if (fuse) {
+                err = ospg_work_end(f->G, parent, N->idx, N->work, N->loc,
+                                    N->region, N->wflags, g->nodes[p].nkids,
+                                    g->nodes[p].end_loc);
+                q++;
+            } else if (N->kind == GG_W) {
                 ospg_sample tags[GG_MAXTAGS];
                 size_t nt = gg_tag_samples(N, tags);
                 err = ospg_work_sampled(f->G, parent, N->idx, N->work, N->loc,
@@ -341,6 +356,8 @@ static int run_seed(uint64_t seed, unsigned nthreads)
     f.gh = calloc(g.ngroups + 1, sizeof(*f.gh));
     /* every other seed feeds its leaf-shaped nodes through ospg_leaf */
     f.leaf = seed & 1 ? gg_leaves(&g) : NULL;
+    /* and every other pair of seeds fuses a W with its parent's end */
+    f.fuse = (int)(seed >> 1 & 1);
     if (!f.ev || !f.owner || !f.h || !f.gh || (seed & 1 && !f.leaf))
         abort();
     gg_rng r;
