@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # e2e_whatif.sh - what-if predictions against values known by construction
 # (tests/e2e/whatif_calib.c: every factor within 5%, on the fly and from
-# the trace), the before/after pair apps/smooth.c (prediction at the
+# the trace, of the value its structure gives with the times the program
+# measured of its own units), the before/after pair apps/smooth.c (prediction at the
 # achieved factor within 10% of the parallelized program's measured
 # parallelism), and the annotations' behaviour without the profiler.
 # Usage: e2e_whatif.sh WHATIF_BINARY WORK_DIR
@@ -24,21 +25,73 @@ region_of() { # file line -> scenario name of the region at that line
 }
 src="$root/tests/e2e/whatif_calib.c"
 line_of() { grep -n "$1" "$src" | head -1 | cut -d: -f1; }
+# calc ERRFILE FACTOR 'work' 'span': a parallelism from the units the
+# program timed ("whatif-calib" on its stderr): O the region's (nested: the
+# outer one's own), I the inner region's, F0 the first unit, L the last,
+# LW the loop's work, LM its longest chunk; a = 1/FACTOR (0 for inf).
+calc() {
+  awk -v f="$1" -v k="$2" "BEGIN {
+    while ((getline l < f) > 0)
+      if (l ~ /^whatif-calib /) {
+        n = split(l, kv, /[ =]/)
+        for (i = 2; i < n; i += 2) v[kv[i]] = kv[i + 1]
+      }
+    if (!(\"loop_max\" in v)) { print \"none\"; exit }
+    O = v[\"outer\"]; I = v[\"inner\"]; F0 = v[\"first\"]; L = v[\"last\"]
+    LW = v[\"loop_work\"]; LM = v[\"loop_max\"]
+    a = (k == \"inf\") ? 0 : 1 / k
+    printf \"%.4f\", ($3) / ($4) }"
+}
+
+# Each case's numbers are judged together: a case run whose values all lie
+# within 5% of what its measured units give passes; otherwise the case runs
+# twice more and each value is judged on the median of its three runs'
+# ratios to their own expected values.  A loaded stress run once measured
+# one chunk of 10 ms of CPU time (as the program timed it) at 12.4 ms: the
+# thread was descheduled for 3.2 ms inside it, and the span, a maximum,
+# took the difference.
+# run_case NAME: runs case NAME (run_NAME DIR), prints its checks
+# (checks_NAME DIR: "label got want" lines) and judges them.
+judge_case() {
+  local c=$1 k
+  "run_$c" "$work/$c"
+  "checks_$c" "$work/$c" >"$work/$c.checks.1"
+  if awk '{ if (!($2 != "" && $3 != "none" && $2 >= $3 * 0.95 && $2 <= $3 * 1.05)) bad = 1 } END { exit bad }' "$work/$c.checks.1"; then
+    pass=$((pass + $(wc -l <"$work/$c.checks.1"))); return
+  fi
+  echo "note: $c: a value outside 5%: the case runs twice more: $(awk '!($2 != "" && $3 != "none" && $2 >= $3 * 0.95 && $2 <= $3 * 1.05) { printf "%s %s (expected %s); ", $1, $2, $3 }' "$work/$c.checks.1")"
+  for k in 2 3; do
+    "run_$c" "$work/$c"
+    "checks_$c" "$work/$c" >"$work/$c.checks.$k"
+  done
+  while read -r label r1 r2 r3; do
+    med=$(printf '%s\n' "$r1" "$r2" "$r3" | sort -g | sed -n 2p)
+    if awk -v m="$med" 'BEGIN { exit !(m >= 0.95 && m <= 1.05) }'; then pass=$((pass + 1))
+    else echo "FAIL: $c: $label: ratios to the expected values $r1 $r2 $r3"; fail=$((fail + 1)); fi
+  done < <(paste -d' ' "$work/$c.checks.1" "$work/$c.checks.2" "$work/$c.checks.3" |
+           awk '{ printf "%s", $1; for (i = 0; i < 3; i++) { g = $(2 + 3 * i); w = $(3 + 3 * i)
+                  printf " %.4f", (g != "" && w != "none" && w > 0) ? g / w : 0 } print "" }')
+}
 
 # serial: all regions, on the fly and from the trace
-OMP_NUM_THREADS=2 "$whatif" run -q --mode both --metric cputime --opportunities -o "$work/serial" -- "$work/wc" serial >/dev/null 2>&1
-for f in $F; do
-  want=$(awk -v f=$f 'BEGIN { a = (f == "inf") ? 0 : 4 / f; printf "%.4f", 13 / (a + 2) }')
-  expect "serial all x$f online" "$(row "$work/serial/online/whatif.csv" all $f)" "$want" 0.05
-  expect "serial all x$f offline" "$(row "$work/serial/whatif.csv" all $f)" "$want" 0.05
-done
-
-# without recompiling: --speedup a location of the same trace (the loop
-# as profile.csv names it, the file's directory left out)
-loopat=$(awk -F, '$2 == "loop" { n = split($1, p, "/"); print p[n]; exit }' "$work/serial/profile.csv")
-"$whatif" analyze -q --factors 4 --speedup program --speedup "$loopat" -o "$work/spec" "$work/serial/trace" >/dev/null 2>"$work/spec.err"
-expect "--speedup program x4" "$(row "$work/spec/whatif.csv" program 4)" "$(awk 'BEGIN { printf "%.4f", 13 / (5 / 4 + 1) }')" 0.05
-expect "--speedup loop x4" "$(row "$work/spec/whatif.csv" "$loopat" 4)" "$(awk 'BEGIN { printf "%.4f", 13 / (4 + 0.25 + 1) }')" 0.05
+run_serial() {
+  OMP_NUM_THREADS=2 "$whatif" run -q --mode both --metric cputime --opportunities -o "$1" -- "$work/wc" serial >/dev/null 2>"$1.err"
+  # without recompiling: --speedup a location of the same trace (the loop
+  # as profile.csv names it, the file's directory left out)
+  loopat=$(awk -F, '$2 == "loop" { n = split($1, p, "/"); print p[n]; exit }' "$1/profile.csv")
+  "$whatif" analyze -q --factors 4 --speedup program --speedup "$loopat" -o "$work/spec" "$1/trace" >/dev/null 2>"$work/spec.err"
+}
+checks_serial() {
+  local f
+  for f in $F; do
+    want=$(calc "$1.err" $f 'O + LW + L' 'O * a + LM + L')
+    echo "all-x$f-online $(row "$1/online/whatif.csv" all $f) $want"
+    echo "all-x$f-offline $(row "$1/whatif.csv" all $f) $want"
+  done
+  echo "--speedup-program-x4 $(row "$work/spec/whatif.csv" program 4) $(calc "$1.err" 4 'O + LW + L' '(O + L) * a + LM')"
+  echo "--speedup-loop-x4 $(row "$work/spec/whatif.csv" "$loopat" 4) $(calc "$1.err" 4 'O + LW + L' 'O + LM * a + L')"
+}
+judge_case serial
 "$whatif" analyze -q --speedup nowhere.c:1 -o "$work/spec2" "$work/serial/trace" >/dev/null 2>"$work/spec2.err"
 rc=$?
 if [ $rc -eq 2 ] && grep -q "no directive or region at that location" "$work/spec2.err"; then pass=$((pass + 1)); else echo "FAIL: bad --speedup: rc $rc"; fail=$((fail + 1)); fi
@@ -53,33 +106,49 @@ case "$first" in
 esac
 
 # nested: outer, inner
-OMP_NUM_THREADS=2 "$whatif" run -q --mode offline --metric cputime -o "$work/nested" -- "$work/wc" nested >/dev/null 2>&1
+outer=$(grep -n '__WHATIF_BEGIN__;' "$src" | sed -n 2p | cut -d: -f1)
+inner=$(grep -n '__WHATIF_BEGIN__;' "$src" | sed -n 3p | cut -d: -f1)
+run_nested() {
+  OMP_NUM_THREADS=2 "$whatif" run -q --mode offline --metric cputime -o "$1" -- "$work/wc" nested >/dev/null 2>"$1.err"
+}
+checks_nested() {
+  local f so si
+  so=$(awk -F, -v l=":$outer\$" '$1 ~ l { print $1; exit }' "$1/whatif.csv")
+  si=$(awk -F, -v l=":$inner\$" '$1 ~ l { print $1; exit }' "$1/whatif.csv")
+  for f in $F; do
+    w_all=$(calc "$1.err" $f 'O + I + LW + L' '(O + I) * a + LM + L')
+    w_in=$(calc "$1.err" $f 'O + I + LW + L' 'O + I * a + LM + L')
+    echo "all-x$f $(row "$1/whatif.csv" all $f) $w_all"
+    echo "outer-x$f $(row "$1/whatif.csv" "$so" $f) $w_all"
+    echo "inner-x$f $(row "$1/whatif.csv" "$si" $f) $w_in"
+  done
+}
+judge_case nested
 # opportunities only when asked
 if [ -e "$work/nested/opportunities.csv" ]; then
   echo "FAIL: opportunities.csv written without --opportunities"; fail=$((fail + 1))
 fi
-outer=$(grep -n '__WHATIF_BEGIN__;' "$src" | sed -n 2p | cut -d: -f1)
-inner=$(grep -n '__WHATIF_BEGIN__;' "$src" | sed -n 3p | cut -d: -f1)
-so=$(awk -F, -v l=":$outer\$" '$1 ~ l { print $1; exit }' "$work/nested/whatif.csv")
-si=$(awk -F, -v l=":$inner\$" '$1 ~ l { print $1; exit }' "$work/nested/whatif.csv")
-for f in $F; do
-  w_all=$(awk -v f=$f 'BEGIN { a = (f == "inf") ? 0 : 4 / f; printf "%.4f", 13 / (a + 2) }')
-  w_in=$(awk -v f=$f 'BEGIN { a = (f == "inf") ? 0 : 2 / f; printf "%.4f", 13 / (2 + a + 2) }')
-  expect "nested all x$f" "$(row "$work/nested/whatif.csv" all $f)" "$w_all" 0.05
-  expect "nested outer x$f" "$(row "$work/nested/whatif.csv" "$so" $f)" "$w_all" 0.05
-  expect "nested inner x$f" "$(row "$work/nested/whatif.csv" "$si" $f)" "$w_in" 0.05
-done
 
 # own factor: the "expected" scenario
-OMP_NUM_THREADS=2 "$whatif" run -q --mode offline --metric cputime -o "$work/own" -- "$work/wc" own >/dev/null 2>&1
-expect "own expected" "$(row "$work/own/whatif.csv" expected own)" "$(awk 'BEGIN { printf "%.4f", 13 / 3 }')" 0.05
+run_own() {
+  OMP_NUM_THREADS=2 "$whatif" run -q --mode offline --metric cputime -o "$1" -- "$work/wc" own >/dev/null 2>"$1.err"
+}
+checks_own() {
+  echo "expected $(row "$1/whatif.csv" expected own) $(calc "$1.err" 4 'O + LW + L' 'O * a + LM + L')"
+}
+judge_case own
 
 # a region around a parallel loop: its chunks count
-OMP_NUM_THREADS=2 "$whatif" run -q --metric cputime -o "$work/loop" -- "$work/wc" loop >/dev/null 2>&1
-for f in $F; do
-  want=$(awk -v f=$f 'BEGIN { a = (f == "inf") ? 0 : 1 / f; printf "%.4f", 10 / (2 + a) }')
-  expect "loop all x$f" "$(row "$work/loop/whatif.csv" all $f)" "$want" 0.05
-done
+run_loop() {
+  OMP_NUM_THREADS=2 "$whatif" run -q --metric cputime -o "$1" -- "$work/wc" loop >/dev/null 2>"$1.err"
+}
+checks_loop() {
+  local f
+  for f in $F; do
+    echo "all-x$f $(row "$1/whatif.csv" all $f) $(calc "$1.err" $f 'F0 + LW + L' 'F0 + LM * a + L')"
+  done
+}
+judge_case loop
 
 # unbalanced: one warning, results unchanged
 out=$(OMP_NUM_THREADS=2 "$whatif" run -q --metric cputime -o "$work/unb" -- "$work/wc" unbalanced 2>"$work/unb.err")
@@ -87,7 +156,7 @@ if [ "$out" = "ok serial" ] && [ "$(grep -c '__WHATIF_END__ without a matching' 
   pass=$((pass + 1)); else echo "FAIL: unbalanced: '$out' $(cat "$work/unb.err")"; fail=$((fail + 1)); fi
 
 # without the profiler: builds, runs, same output
-out=$(OMP_NUM_THREADS=2 "$work/wc" serial 2>&1)
+out=$(OMP_NUM_THREADS=2 "$work/wc" serial 2>"$work/plain.err")
 if [ "$out" = "ok serial" ]; then pass=$((pass + 1)); else echo "FAIL: unprofiled run: $out"; fail=$((fail + 1)); fi
 
 # before/after pair
