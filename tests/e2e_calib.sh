@@ -2,7 +2,8 @@
 # e2e_calib.sh - profiles tests/e2e/calib.c at 2 and 4 threads and
 # requires the program's and the loop's parallelism within 5% of the
 # analytic values (work 2S+KC, span 2S+C; loop K), independent of the
-# thread count.  Usage: e2e_calib.sh WHATIF_BINARY WORK_DIR
+# thread count; a run with a value outside 5% is run twice more and each
+# value judged on the median of the three.  Usage: e2e_calib.sh WHATIF_BINARY WORK_DIR
 set -uo pipefail
 whatif=$1; work=$2
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
@@ -20,28 +21,33 @@ check() { # name got want
 }
 # One thread is left out: libomp 19 hands a one-thread team a dynamic loop
 # as a single chunk and runs its tasks undeferred (docs/limits.md).
+# values RUNDIR MODE: the program's parallelism and the loop's or the
+# taskwait's
+values() {
+  local row=loop; [ "$2" = tasks ] && row=taskwait
+  awk -F, -v r=$row '$1 == "program" { p = $6 } $2 == r { q = $6 } END { print p, q }' "$1/profile.csv"
+}
 for mode in loop tasks; do
   for t in 2 4; do
     out="$work/$mode-$t"
     OMP_NUM_THREADS=$t "$whatif" run -q --metric cputime -o "$out" -- "$work/calib" $mode $S $C $K >/dev/null || { echo "FAIL: whatif run $mode $t"; fail=$((fail + 1)); continue; }
-    prog=$(awk -F, '$1 == "program" { print $6 }' "$out/profile.csv")
-    if ! awk -v g="$prog" -v w="$expect_prog" 'BEGIN { exit !(g >= w * 0.95 && g <= w * 1.05) }'; then
-      # judge the median of three runs (a scheduling hiccup on a loaded VM)
-      runs=("$prog")
+    read -r prog row < <(values "$out" $mode)
+    if ! awk -v g="$prog" -v w="$expect_prog" -v r="$row" -v k="$K" \
+         'BEGIN { exit !(g >= w * 0.95 && g <= w * 1.05 && r >= k * 0.95 && r <= k * 1.05) }'; then
+      # judge each value on the median of three runs (a scheduling hiccup
+      # on a loaded VM: one loaded stress run had the taskwait at 7.4)
+      echo "note: $mode t=$t: program $prog, $mode row $row: two more runs"
+      progs=("$prog") rows=("$row")
       for again in 1 2; do
         OMP_NUM_THREADS=$t "$whatif" run -q --metric cputime -o "$out" -- "$work/calib" $mode $S $C $K >/dev/null 2>&1
-        runs+=("$(awk -F, '$1 == "program" { print $6 }' "$out/profile.csv")")
+        read -r prog row < <(values "$out" $mode)
+        progs+=("$prog") rows+=("$row")
       done
-      prog=$(printf '%s\n' "${runs[@]}" | sort -g | sed -n 2p)
+      prog=$(printf '%s\n' "${progs[@]}" | sort -g | sed -n 2p)
+      row=$(printf '%s\n' "${rows[@]}" | sort -g | sed -n 2p)
     fi
     check "$mode t=$t program" "$prog" "$expect_prog"
-    if [ $mode = loop ]; then
-      loop=$(awk -F, '$2 == "loop" { print $6 }' "$out/profile.csv")
-      check "$mode t=$t loop" "$loop" "$K"
-    else
-      tw=$(awk -F, '$2 == "taskwait" { print $6 }' "$out/profile.csv")
-      check "$mode t=$t taskwait" "$tw" "$K"
-    fi
+    if [ $mode = loop ]; then check "$mode t=$t loop" "$row" "$K"; else check "$mode t=$t taskwait" "$row" "$K"; fi
   done
 done
 # run.json says how work was measured and how many nodes were live at most
