@@ -88,34 +88,42 @@ expected() { # W P T ERRFILE
     awk -v w="$1" -v T="$3" "BEGIN { p = $2; printf \"%.4f\", (2 + w) / (2 + p) }"
   fi
 }
+# judge NAME ENVSET W P T: runs the case at T threads into $work/NAME-T
+# and judges its program parallelism against expected (a run outside 5%:
+# two more runs, judged on the median of the three runs' ratios to what
+# each should have: a rare scheduling hiccup on a loaded VM can land in a
+# fragment).  Returns 1 when whatif itself failed.
+judge() {
+  local name=$1 envset=$2 W=$3 P=$4 T=$5 want got r
+  local out="$work/$name-$T" envs=(OMP_NUM_THREADS=$T)
+  [ "$envset" != - ] && envs+=("$envset")
+  if ! env "${envs[@]}" "$whatif" run -q --metric cputime -o "$out" -- "$work/constructs" "$name" $C >/dev/null 2>"$out.err"; then
+    echo "FAIL: $name T=$T $envset: whatif run failed: $(head -3 "$out.err")"; fail=$((fail + 1)); return 1
+  fi
+  want=$(expected "$W" "$P" "$T" "$out.err")
+  [ "$want" = none ] && { echo "FAIL: $name T=$T: the program printed no measured units"; fail=$((fail + 1)); return 0; }
+  got=$(awk -F, '$1 == "program" { print $6 }' "$out/profile.csv")
+  if ! within "$got" "$want"; then
+    local ratios=("$(awk -v g="$got" -v w="$want" 'BEGIN { printf "%.4f", g / w }')")
+    for again in 1 2; do
+      env "${envs[@]}" "$whatif" run -q --metric cputime -o "$out" -- "$work/constructs" "$name" $C >/dev/null 2>"$out.err"
+      ratios+=("$(awk -F, -v w="$(expected "$W" "$P" "$T" "$out.err")" '$1 == "program" { printf "%.4f", (w > 0 ? $6 / w : 0) }' "$out/profile.csv")")
+    done
+    r=$(printf '%s\n' "${ratios[@]}" | sort -g | sed -n 2p)
+    got=$(awk -v r="$r" -v w="$want" 'BEGIN { printf "%.4f", r * w }')
+  fi
+  if within "$got" "$want"; then
+    pass=$((pass + 1))
+  else
+    echo "FAIL: $name T=$T $envset: program parallelism $got, expected $want (median of 3 runs, each against its own measured units)"; fail=$((fail + 1))
+  fi
+  return 0
+}
 for T in 2 4; do
   for line in "${cases[@]}"; do
     read -r name envset W P <<<"$line"
+    judge "$name" "$envset" "$W" "$P" "$T" || continue
     out="$work/$name-$T"
-    envs=(OMP_NUM_THREADS=$T); [ "$envset" != - ] && envs+=("$envset")
-    if ! env "${envs[@]}" "$whatif" run -q --metric cputime -o "$out" -- "$work/constructs" "$name" $C >/dev/null 2>"$out.err"; then
-      echo "FAIL: $name T=$T $envset: whatif run failed: $(head -3 "$out.err")"; fail=$((fail + 1)); continue
-    fi
-    want=$(expected "$W" "$P" "$T" "$out.err")
-    [ "$want" = none ] && { echo "FAIL: $name T=$T: the program printed no measured units"; fail=$((fail + 1)); continue; }
-    got=$(awk -F, '$1 == "program" { print $6 }' "$out/profile.csv")
-    if ! within "$got" "$want"; then
-      # A rare scheduling hiccup on a loaded VM can land in a fragment:
-      # measure twice more and judge the median of the three runs' ratios
-      # to what each should have.
-      ratios=("$(awk -v g="$got" -v w="$want" 'BEGIN { printf "%.4f", g / w }')")
-      for again in 1 2; do
-        env "${envs[@]}" "$whatif" run -q --metric cputime -o "$out" -- "$work/constructs" "$name" $C >/dev/null 2>"$out.err"
-        ratios+=("$(awk -F, -v w="$(expected "$W" "$P" "$T" "$out.err")" '$1 == "program" { printf "%.4f", (w > 0 ? $6 / w : 0) }' "$out/profile.csv")")
-      done
-      r=$(printf '%s\n' "${ratios[@]}" | sort -g | sed -n 2p)
-      got=$(awk -v r="$r" -v w="$want" 'BEGIN { printf "%.4f", r * w }')
-    fi
-    if within "$got" "$want"; then
-      pass=$((pass + 1))
-    else
-      echo "FAIL: $name T=$T $envset: program parallelism $got, expected $want (median of 3 runs, each against its own measured units)"; fail=$((fail + 1))
-    fi
     # every profile: the invariants, and the work the program measured
     # (orphans: 100000 loops whose runtime calls outweigh its one unit)
     tol=3; [ "$name" = orphans ] && tol=1000
@@ -129,11 +137,7 @@ for line in "tasks - 12 1" "taskgroup - 12 1" "chain - 12 12" "diamond - 4 3" \
             "mixed_deps - 3 2" "taskloop - 12 1" "tree - 16 1" \
             "parallel - 4 1" "barrier - 8 2" "critical - 4 1"; do
   read -r name envset W P <<<"$line"
-  want=$(awk -v w="$W" -v T=1 "BEGIN { p = $P; printf \"%.4f\", (2 + w) / (2 + p) }")
-  out="$work/$name-1"
-  OMP_NUM_THREADS=1 "$whatif" run -q --metric cputime -o "$out" -- "$work/constructs" "$name" $C >/dev/null 2>&1
-  got=$(awk -F, '$1 == "program" { print $6 }' "$out/profile.csv" 2>/dev/null)
-  if within "$got" "$want"; then pass=$((pass + 1)); else echo "FAIL: $name T=1: program parallelism $got, expected $want"; fail=$((fail + 1)); fi
+  judge "$name" "$envset" "$W" "$P" 1
 done
 
 for name in barrier nested diamond task_in_loop tree static2 taskloop; do
