@@ -10,6 +10,9 @@
  * frontier, so out-of-order reports only park, never change the result.
  * Folding is driven by a work list, never by recursion.
  *
+ * A leaf (a task or chunk with no directive inside) reported at its
+ * parent's frontier folds straight into the parent, without a node.
+ *
  * Memory: one node per live intermediate node, one entry per (location,
  * group) below it, events for dependence predecessors still referenced by an
  * address.  Nothing grows with the number of folded nodes.
@@ -568,6 +571,11 @@ struct node_op {
     uint32_t loc, region;
     uint32_t end_loc;   /* WORK_END: the END's location */
     unsigned flags;
+    /* LEAF: the leaf itself (loc, region, flags, work: its W-child's) */
+    ospg_kind leaf_kind;
+    uint32_t leaf_loc;
+    ospg_group *group;
+    int has_w;
     ospg_dep *deps;     /* ATTACH: owned copy */
     size_t ndeps;
     ospg_sample *smp;   /* WORK: owned copy once queued */
@@ -1815,22 +1823,212 @@ static int end_node(ospg *g, ospg_node *n, const node_op *op)
     return 0;
 }
 
-/* Links c, a finalized leaf, as a child of n and folds it at once when
- * nothing holds it (n locked): one update of n instead of two. */
-static int attach_leaf(ospg *g, ospg_node *n, ospg_node *c)
+static ospg_node *node_create(ospg *g, ospg_node *parent, uint64_t idx,
+                              ospg_kind kind, uint32_t loc, ospg_group *group,
+                              size_t ndeps);
+
+/* A leaf that cannot fold at once (it comes before the frontier reaches
+ * it): made a node, given its W-child, ended, finalized and parked (n
+ * locked). */
+static int leaf_as_node(ospg *g, ospg_node *n, const node_op *op)
 {
+    ospg_node *c = node_create(g, n, op->idx, op->leaf_kind, op->leaf_loc,
+                               op->group, 0);
+    if (!c)
+        return gerr(g);
+    if (op->has_w) {
+        c->seen = c->frontier = 1;
+        c->nodes++;
+    }
+    c->ended = 1;
+    c->nchildren = op->has_w ? 1 : 0;
+    if ((op->has_w && apply_w(g, c, op->work, op->loc, op->region, op->flags,
+                              NULL, 0)) ||
+        finalize(g, c)) {
+        node_release(g, c);
+        return gerr(g);
+    }
+    c->finalized = 1;
     int rc = attach(g, n, c, NULL, 0);
-    if (rc)
+    if (rc) {
+        node_release(g, c); /* not linked: nobody else knows it */
         return rc;
-    if (c->kind == OSPG_S) /* at the frontier: it blocks it until folded;
-                            * parked: drain applies it, finalized */
-        return n->blocking == c ? fold_into_parent(g, c) : 0;
-    /* A P-child that can fold was just queued on this thread's list. */
-    if (tc.nready && tc.ready[tc.nready - 1] == c) {
-        tc.nready--;
-        return fold_into_parent(g, c);
     }
     return 0;
+}
+
+/* The tags of a leaf's W-child (its what-if region path), or 0. */
+static size_t leaf_tags(ospg *g, const node_op *op, uint32_t *locs)
+{
+    if (!op->has_w || !op->region || !g->region_tags)
+        return 0;
+    size_t nl = g->region_tags(g->region_tags_arg, op->region, locs,
+                               OSPG_MAX_TAGS);
+    return nl < OSPG_MAX_TAGS ? nl : OSPG_MAX_TAGS;
+}
+
+/* What a leaf adds to n's statistics: its W-child's location and tags
+ * (those of the leaf's own location dropped: the outermost-instance rule),
+ * then the leaf as an instance of its location.  ws: the W-child's work
+ * per scenario; total: the leaf's span. */
+static int leaf_stats(ospg *g, ospg_node *n, const node_op *op, uint32_t loc,
+                      const uint32_t *tags, size_t ntags, const uint64_t *ws,
+                      const uint64_t *total)
+{
+    uint64_t work = op->has_w ? op->work : 0;
+    if (op->has_w && op->loc != OSPG_LOC_NONE && op->loc != loc &&
+        stats_add(g, n, op->loc, NULL, work, ws,
+                  !(op->flags & OSPG_W_CONTINUES)))
+        return gerr(g);
+    for (size_t i = 0; i < ntags; i++) {
+        if (loc != OSPG_LOC_NONE && tags[i] == loc)
+            continue;
+        if (stats_add(g, n, tags[i], NULL, work, ws, 0))
+            return gerr(g);
+        n->hot->tag = 1;
+    }
+    if (loc == OSPG_LOC_NONE)
+        return 0;
+    if (stats_add(g, n, loc, op->group, work, total, 1))
+        return gerr(g);
+    if (op->leaf_kind != OSPG_P)
+        return 0;
+    n->hot->grains++; /* a grain, whose own work is its W-child's */
+    n->hot->grain_work += work;
+    if (work > n->hot->grain_max)
+        n->hot->grain_max = work;
+    if (UINT64_MAX - work > n->hot->grain_nmin)
+        n->hot->grain_nmin = UINT64_MAX - work;
+    if (hist_add(loc, work))
+        return fail(g, OSPG_ERR_NOMEM);
+    return 0;
+}
+
+/* The leaf's critical path (its W-child, its tags, a grain's burden) added
+ * to map m in scenario s. */
+static int leaf_crit(ospg *g, cmap *m, const node_op *op, uint32_t loc,
+                     const uint32_t *tags, size_t ntags, uint64_t ws,
+                     uint64_t burden)
+{
+    (void)g;
+    if (op->has_w && cmap_add(m, op->loc, ws))
+        return OSPG_ERR_NOMEM;
+    for (size_t i = 0; i < ntags; i++)
+        if (cmap_add(m, tags[i], ws))
+            return OSPG_ERR_NOMEM;
+    return cmap_add(m, loc, burden);
+}
+
+/* A P-leaf at n's frontier folds into n's best chain: the chain through
+ * it is n's serial chain so far plus the leaf. */
+static int leaf_fold_p(ospg *g, ospg_node *n, const node_op *op, uint32_t loc,
+                       const uint32_t *tags, size_t ntags, const uint64_t *ws,
+                       const uint64_t *total)
+{
+    for (size_t s = 0; s < g->nscen; s++) {
+        uint64_t len = n->ser[s].len + total[s];
+        if (!chain_beats(len, op->idx, &n->best[s]))
+            continue;
+        chain c;
+        memset(&c, 0, sizeof(c));
+        if (cmap_copy(&c.crit, &n->ser[s].crit) ||
+            leaf_crit(g, &c.crit, op, loc, tags, ntags, ws[s],
+                      total[s] - ws[s])) {
+            chain_free(&c);
+            return fail(g, OSPG_ERR_NOMEM);
+        }
+        c.len = len;
+        c.rank = op->idx;
+        chain_move(&n->best[s], &c);
+    }
+    if (!n->tm && !ntags)
+        return 0;
+    /* each tag's longest chain through the leaf */
+    cmap *best = tm_own(g, n, 1);
+    if (!best)
+        return gerr(g);
+    for (size_t s = 0; s < g->nscen; s++) {
+        cmap sum;
+        memset(&sum, 0, sizeof(sum));
+        int rc = n->tm ? cmap_merge(&sum, &n->tm[s]) : 0;
+        for (size_t i = 0; i < ntags && !rc; i++)
+            rc = cmap_add(&sum, tags[i], ws[s]);
+        if (rc || cmap_max(&best[s], &sum)) {
+            cmap_free(&sum);
+            return fail(g, OSPG_ERR_NOMEM);
+        }
+        cmap_free(&sum);
+    }
+    return 0;
+}
+
+/* An S-leaf at n's frontier: in series with n's chain so far. */
+static int leaf_fold_s(ospg *g, ospg_node *n, const node_op *op, uint32_t loc,
+                       const uint32_t *tags, size_t ntags, const uint64_t *ws)
+{
+    if (n->lazy_list && materialize_lazy(g, n))
+        return gerr(g);
+    for (size_t s = 0; s < g->nscen; s++) {
+        n->ser[s].len += ws[s];
+        if (leaf_crit(g, &n->ser[s].crit, op, loc, tags, ntags, ws[s], 0))
+            return fail(g, OSPG_ERR_NOMEM);
+    }
+    if (!ntags)
+        return 0;
+    cmap *ser = tm_own(g, n, 0);
+    if (!ser)
+        return gerr(g);
+    for (size_t s = 0; s < g->nscen; s++)
+        for (size_t i = 0; i < ntags; i++)
+            if (cmap_add(&ser[s], tags[i], ws[s]))
+                return fail(g, OSPG_ERR_NOMEM);
+    return 0;
+}
+
+/* A leaf: a node begun and ended at once, with at most a W-child (n
+ * locked).  At n's frontier it folds straight into n, as if it had been
+ * begun, given its W-child, ended, finalized, linked and folded, but
+ * without a node of its own (most tasks of a task-parallel program are
+ * such leaves); elsewhere it becomes a node that waits for the frontier. */
+static int add_leaf(ospg *g, ospg_node *n, const node_op *op)
+{
+    int rc = child_allowed(g, n, op->idx);
+    if (rc)
+        return rc;
+    if (op->idx != n->frontier || n->blocking)
+        return leaf_as_node(g, n, op);
+    uint32_t loc = (op->leaf_loc == OSPG_LOC_NONE && op->group)
+                       ? op->group->loc : op->leaf_loc;
+    int grain = op->leaf_kind == OSPG_P && loc != OSPG_LOC_NONE;
+    uint64_t work = op->has_w ? op->work : 0;
+    uint64_t *ws = tc.scratch, *total = tc.scratch + g->nscen;
+    for (size_t s = 0; s < g->nscen; s++) {
+        ws[s] = !op->has_w ? 0
+                : s ? ospg_scaled_work(&g->scen[s], work, op->loc, op->region)
+                    : work;
+        const ospg_scenario *sc = &g->scen[s];
+        uint64_t burden = s && grain && sc->grain_burden
+                              ? sc->grain_burden(sc->grain_burden_arg, loc)
+                              : 0;
+        total[s] = ws[s] + burden;
+    }
+    uint32_t tags[OSPG_MAX_TAGS];
+    size_t ntags = leaf_tags(g, op, tags);
+    if (op->idx >= n->seen)
+        n->seen = op->idx + 1;
+    n->frontier++;
+    n->nodes += 1 + (op->has_w ? 1 : 0);
+    rc = op->leaf_kind == OSPG_P
+             ? leaf_fold_p(g, n, op, loc, tags, ntags, ws, total)
+             : leaf_fold_s(g, n, op, loc, tags, ntags, ws);
+    if (rc)
+        return gerr(g);
+    n->work += work;
+    if (!grain)
+        n->grain_own += work;
+    if (leaf_stats(g, n, op, loc, tags, ntags, ws, total))
+        return gerr(g);
+    return drain(g, n);
 }
 
 /* Applies op to n, which the caller holds (or the builder is not
@@ -1843,7 +2041,7 @@ static int apply_op(ospg *g, ospg_node *n, const node_op *op)
     case OP_ATTACH: return attach(g, n, op->child, op->deps, op->ndeps);
     case OP_WORK: return add_work(g, n, op);
     case OP_END: return end_node(g, n, op);
-    case OP_LEAF: return attach_leaf(g, n, op->child);
+    case OP_LEAF: return add_leaf(g, n, op);
     case OP_WORK_END: {
         node_op end = {.kind = OP_END, .nchildren = op->nchildren,
                        .loc = op->end_loc};
@@ -2116,6 +2314,18 @@ static int attach(ospg *g, ospg_node *parent, ospg_node *n,
     return 0;
 }
 
+/* Whether group's owner is parent or above it.  Members must lie under the
+ * owner, or the group would never close (and an untrusted trace could make
+ * it dangle).  Parent links never change, and parent's ancestors are all
+ * live. */
+static int group_above(const ospg_node *parent, const ospg_group *group)
+{
+    const ospg_node *a = parent;
+    while (a && a != group->owner)
+        a = a->parent;
+    return a != NULL;
+}
+
 /* A new node, not linked yet, or NULL with the builder's error set. */
 static ospg_node *node_create(ospg *g, ospg_node *parent, uint64_t idx,
                               ospg_kind kind, uint32_t loc, ospg_group *group,
@@ -2128,16 +2338,8 @@ static ospg_node *node_create(ospg *g, ospg_node *parent, uint64_t idx,
         rc = fail(g, OSPG_ERR_ARG);
     if (!rc && (ndeps || group) && kind != OSPG_P)
         rc = fail(g, OSPG_ERR_ARG);
-    if (!rc && group) {
-        /* Members must lie under the owner, or the group would never
-         * close (and an untrusted trace could make it dangle).  Parent
-         * links never change, and parent's ancestors are all live. */
-        ospg_node *a = parent;
-        while (a && a != group->owner)
-            a = a->parent;
-        if (!a)
-            rc = fail(g, OSPG_ERR_ARG);
-    }
+    if (!rc && group && !group_above(parent, group))
+        rc = fail(g, OSPG_ERR_ARG);
     if (rc)
         return NULL;
     ospg_node *n = node_alloc(g);
@@ -2219,28 +2421,24 @@ ospg_node *ospg_begin_work(ospg *g, ospg_node *parent, uint64_t idx,
 int ospg_leaf(ospg *g, ospg_node *parent, uint64_t idx, ospg_kind kind,
               uint32_t loc, ospg_group *group, const ospg_leaf_work *w)
 {
-    ospg_node *n = node_create(g, parent, idx, kind, loc, group, 0);
-    if (!n)
-        return gerr(g);
-    /* Its W-child, its end and its finalization, before anyone can see
-     * it: no lock; then one update of the parent links and folds it. */
+    int rc = gerr(g) ? gerr(g) : cache_bind(g);
+    if (rc)
+        return rc;
+    if (!parent)
+        return fail(g, OSPG_ERR_STATE);
+    if ((kind != OSPG_S && kind != OSPG_P) || (group && kind != OSPG_P) ||
+        (group && !group_above(parent, group)))
+        return fail(g, OSPG_ERR_ARG);
+    /* one update of the parent: the leaf folds there (add_leaf) */
+    node_op op = {.kind = OP_LEAF, .idx = idx, .leaf_kind = kind,
+                  .leaf_loc = loc, .group = group, .has_w = w != NULL};
     if (w) {
-        n->seen = n->frontier = 1;
-        n->nodes++;
+        op.work = w->work;
+        op.loc = w->loc;
+        op.region = w->region;
+        op.flags = w->flags;
     }
-    n->ended = 1;
-    n->nchildren = w ? 1 : 0;
-    if ((w && apply_w(g, n, w->work, w->loc, w->region, w->flags, NULL, 0)) ||
-        finalize(g, n)) {
-        node_release(g, n);
-        return gerr(g);
-    }
-    n->finalized = 1;
-    node_op op = {.kind = OP_LEAF, .child = n};
-    int queued = 0;
-    int rc = submit(g, parent, &op, &queued);
-    if (rc && !queued)
-        node_release(g, n);
+    rc = submit(g, parent, &op, NULL);
     return rc ? rc : run(g);
 }
 

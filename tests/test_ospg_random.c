@@ -526,8 +526,10 @@ static int feed(const gg_graph *g, const trial *t, const evlist *ev,
                             N->begin_loc,
                             N->group >= 0 ? gh[N->group] : NULL,
                             N->nkids ? &w : NULL);
-            if (++live > epeak)
-                epeak = live;
+            /* at its parent's frontier it folds without a node of its
+             * own, and every feed but DFS may report it earlier, when it
+             * becomes one: never counted in the (least) expected peak */
+            live++;
             stats.leaves++;
             ended[i] = 1;
             pending[i] = 0;
