@@ -475,7 +475,7 @@ typedef struct addr_state {
 
 /* ---- Nodes ---- */
 
-enum { PARK_W = 1, PARK_NODE = 2 };
+enum { PARK_W = 1, PARK_NODE = 2, PARK_LEAF = 3 };
 
 typedef struct park_item {
     uint64_t idx;
@@ -483,9 +483,13 @@ typedef struct park_item {
     ospg_node *node;          /* PARK_NODE */
     ospg_dep *deps;           /* PARK_NODE: resolved at the frontier */
     size_t ndeps;
-    uint64_t work;            /* PARK_W */
+    uint64_t work;            /* PARK_W, PARK_LEAF: its W-child's */
     uint32_t loc, region;
-    unsigned wflags;          /* PARK_W */
+    unsigned wflags;
+    ospg_kind leaf_kind;      /* PARK_LEAF */
+    uint32_t leaf_loc;
+    ospg_group *group;
+    int has_w;
     ospg_sample *smp;         /* PARK_W: owned copy */
     size_t nsmp;
     struct park_item *prev, *next;
@@ -1492,6 +1496,8 @@ static int apply_p_begin(ospg *g, ospg_node *n, ospg_node *p,
     return 0;
 }
 
+static int leaf_apply(ospg *g, ospg_node *n, const node_op *op);
+
 /* Applies parked children that the frontier has reached. */
 static int drain(ospg *g, ospg_node *n)
 {
@@ -1506,6 +1512,14 @@ static int drain(ospg *g, ospg_node *n)
             rc = apply_w(g, n, it->work, it->loc, it->region, it->wflags,
                          it->smp, it->nsmp);
             n->frontier++;
+        } else if (it->type == PARK_LEAF) {
+            node_op op = {.kind = OP_LEAF, .idx = it->idx, .work = it->work,
+                          .loc = it->loc, .region = it->region,
+                          .flags = it->wflags, .leaf_kind = it->leaf_kind,
+                          .leaf_loc = it->leaf_loc, .group = it->group,
+                          .has_w = it->has_w};
+            n->frontier++;
+            rc = leaf_apply(g, n, &op);
         } else if (it->node->kind == OSPG_S) {
             if (it->node->finalized) {
                 n->frontier++;
@@ -1823,40 +1837,6 @@ static int end_node(ospg *g, ospg_node *n, const node_op *op)
     return 0;
 }
 
-static ospg_node *node_create(ospg *g, ospg_node *parent, uint64_t idx,
-                              ospg_kind kind, uint32_t loc, ospg_group *group,
-                              size_t ndeps);
-
-/* A leaf that cannot fold at once (it comes before the frontier reaches
- * it): made a node, given its W-child, ended, finalized and parked (n
- * locked). */
-static int leaf_as_node(ospg *g, ospg_node *n, const node_op *op)
-{
-    ospg_node *c = node_create(g, n, op->idx, op->leaf_kind, op->leaf_loc,
-                               op->group, 0);
-    if (!c)
-        return gerr(g);
-    if (op->has_w) {
-        c->seen = c->frontier = 1;
-        c->nodes++;
-    }
-    c->ended = 1;
-    c->nchildren = op->has_w ? 1 : 0;
-    if ((op->has_w && apply_w(g, c, op->work, op->loc, op->region, op->flags,
-                              NULL, 0)) ||
-        finalize(g, c)) {
-        node_release(g, c);
-        return gerr(g);
-    }
-    c->finalized = 1;
-    int rc = attach(g, n, c, NULL, 0);
-    if (rc) {
-        node_release(g, c); /* not linked: nobody else knows it */
-        return rc;
-    }
-    return 0;
-}
-
 /* The tags of a leaf's W-child (its what-if region path), or 0. */
 static size_t leaf_tags(ospg *g, const node_op *op, uint32_t *locs)
 {
@@ -1985,18 +1965,12 @@ static int leaf_fold_s(ospg *g, ospg_node *n, const node_op *op, uint32_t loc,
     return 0;
 }
 
-/* A leaf: a node begun and ended at once, with at most a W-child (n
- * locked).  At n's frontier it folds straight into n, as if it had been
- * begun, given its W-child, ended, finalized, linked and folded, but
- * without a node of its own (most tasks of a task-parallel program are
- * such leaves); elsewhere it becomes a node that waits for the frontier. */
-static int add_leaf(ospg *g, ospg_node *n, const node_op *op)
+/* Folds a leaf (a node begun and ended at once, with at most a W-child)
+ * at n's frontier straight into n (n locked; the caller moves the
+ * frontier): as if it had been begun, given its W-child, ended,
+ * finalized, linked and folded, but without a node of its own. */
+static int leaf_apply(ospg *g, ospg_node *n, const node_op *op)
 {
-    int rc = child_allowed(g, n, op->idx);
-    if (rc)
-        return rc;
-    if (op->idx != n->frontier || n->blocking)
-        return leaf_as_node(g, n, op);
     uint32_t loc = (op->leaf_loc == OSPG_LOC_NONE && op->group)
                        ? op->group->loc : op->leaf_loc;
     int grain = op->leaf_kind == OSPG_P && loc != OSPG_LOC_NONE;
@@ -2014,21 +1988,53 @@ static int add_leaf(ospg *g, ospg_node *n, const node_op *op)
     }
     uint32_t tags[OSPG_MAX_TAGS];
     size_t ntags = leaf_tags(g, op, tags);
-    if (op->idx >= n->seen)
-        n->seen = op->idx + 1;
-    n->frontier++;
     n->nodes += 1 + (op->has_w ? 1 : 0);
-    rc = op->leaf_kind == OSPG_P
-             ? leaf_fold_p(g, n, op, loc, tags, ntags, ws, total)
-             : leaf_fold_s(g, n, op, loc, tags, ntags, ws);
+    int rc = op->leaf_kind == OSPG_P
+                 ? leaf_fold_p(g, n, op, loc, tags, ntags, ws, total)
+                 : leaf_fold_s(g, n, op, loc, tags, ntags, ws);
     if (rc)
         return gerr(g);
     n->work += work;
     if (!grain)
         n->grain_own += work;
-    if (leaf_stats(g, n, op, loc, tags, ntags, ws, total))
+    return leaf_stats(g, n, op, loc, tags, ntags, ws, total);
+}
+
+/* A leaf reported as child op->idx of n (n locked): folded now at the
+ * frontier, else parked, as small as a W-child, until the frontier
+ * reaches it.  Most tasks of a task-parallel program are such leaves,
+ * and siblings end in any order. */
+static int add_leaf(ospg *g, ospg_node *n, const node_op *op)
+{
+    int rc = child_allowed(g, n, op->idx);
+    if (rc)
+        return rc;
+    if (op->idx >= n->seen)
+        n->seen = op->idx + 1;
+    if (op->idx == n->frontier) { /* child_allowed: not blocked */
+        n->frontier++;
+        if (leaf_apply(g, n, op) || drain(g, n))
+            return gerr(g);
+        return 0;
+    }
+    park_item *it = park_alloc(g);
+    if (!it)
+        return fail(g, OSPG_ERR_NOMEM);
+    it->idx = op->idx;
+    it->type = PARK_LEAF;
+    it->work = op->work;
+    it->loc = op->loc;
+    it->region = op->region;
+    it->wflags = op->flags;
+    it->leaf_kind = op->leaf_kind;
+    it->leaf_loc = op->leaf_loc;
+    it->group = op->group;
+    it->has_w = op->has_w;
+    if (park(g, n, it)) {
+        park_free(g, it);
         return gerr(g);
-    return drain(g, n);
+    }
+    return 0;
 }
 
 /* Applies op to n, which the caller holds (or the builder is not
