@@ -1884,13 +1884,12 @@ static int leaf_stats(ospg *g, ospg_node *n, const node_op *op, uint32_t loc,
     return 0;
 }
 
-/* The leaf's critical path (its W-child, its tags, a grain's burden) added
- * to map m in scenario s. */
-static int leaf_crit(ospg *g, cmap *m, const node_op *op, uint32_t loc,
+/* The leaf's critical-path attribution in one scenario (its W-child's
+ * work ws, its tags, a grain's burden) added to map m. */
+static int leaf_crit(cmap *m, const node_op *op, uint32_t loc,
                      const uint32_t *tags, size_t ntags, uint64_t ws,
                      uint64_t burden)
 {
-    (void)g;
     if (op->has_w && cmap_add(m, op->loc, ws))
         return OSPG_ERR_NOMEM;
     for (size_t i = 0; i < ntags; i++)
@@ -1912,7 +1911,7 @@ static int leaf_fold_p(ospg *g, ospg_node *n, const node_op *op, uint32_t loc,
         chain c;
         memset(&c, 0, sizeof(c));
         if (cmap_copy(&c.crit, &n->ser[s].crit) ||
-            leaf_crit(g, &c.crit, op, loc, tags, ntags, ws[s],
+            leaf_crit(&c.crit, op, loc, tags, ntags, ws[s],
                       total[s] - ws[s])) {
             chain_free(&c);
             return fail(g, OSPG_ERR_NOMEM);
@@ -1950,7 +1949,7 @@ static int leaf_fold_s(ospg *g, ospg_node *n, const node_op *op, uint32_t loc,
         return gerr(g);
     for (size_t s = 0; s < g->nscen; s++) {
         n->ser[s].len += ws[s];
-        if (leaf_crit(g, &n->ser[s].crit, op, loc, tags, ntags, ws[s], 0))
+        if (leaf_crit(&n->ser[s].crit, op, loc, tags, ntags, ws[s], 0))
             return fail(g, OSPG_ERR_NOMEM);
     }
     if (!ntags)
