@@ -1777,6 +1777,39 @@ static int attach(ospg *g, ospg_node *parent, ospg_node *n,
                   const ospg_dep *deps, size_t ndeps);
 static int child_allowed(ospg *g, ospg_node *parent, uint64_t idx);
 
+/* Parks a W-child or a leaf (type) that came before n's frontier reached
+ * it (n locked): what op says of it, samples copied. */
+static int park_op(ospg *g, ospg_node *n, const node_op *op, int type)
+{
+    park_item *it = park_alloc(g);
+    if (!it)
+        return fail(g, OSPG_ERR_NOMEM);
+    it->idx = op->idx;
+    it->type = type;
+    it->work = op->work;
+    it->loc = op->loc;
+    it->region = op->region;
+    it->wflags = op->flags;
+    it->leaf_kind = op->leaf_kind;
+    it->leaf_loc = op->leaf_loc;
+    it->group = op->group;
+    it->has_w = op->has_w;
+    if (op->nsmp) {
+        it->smp = malloc(op->nsmp * sizeof(*op->smp));
+        if (!it->smp) {
+            park_free(g, it);
+            return fail(g, OSPG_ERR_NOMEM);
+        }
+        memcpy(it->smp, op->smp, op->nsmp * sizeof(*op->smp));
+        it->nsmp = op->nsmp;
+    }
+    if (park(g, n, it)) {
+        park_free(g, it);
+        return gerr(g);
+    }
+    return 0;
+}
+
 /* A W-child of n (n locked). */
 static int add_work(ospg *g, ospg_node *n, const node_op *op)
 {
@@ -1794,29 +1827,7 @@ static int add_work(ospg *g, ospg_node *n, const node_op *op)
             return gerr(g);
         return 0;
     }
-    park_item *it = park_alloc(g);
-    if (!it)
-        return fail(g, OSPG_ERR_NOMEM);
-    it->idx = op->idx;
-    it->type = PARK_W;
-    it->work = op->work;
-    it->loc = op->loc;
-    it->region = op->region;
-    it->wflags = op->flags;
-    if (op->nsmp) {
-        it->smp = malloc(op->nsmp * sizeof(*op->smp));
-        if (!it->smp) {
-            park_free(g, it);
-            return fail(g, OSPG_ERR_NOMEM);
-        }
-        memcpy(it->smp, op->smp, op->nsmp * sizeof(*op->smp));
-        it->nsmp = op->nsmp;
-    }
-    if (park(g, n, it)) {
-        park_free(g, it);
-        return gerr(g);
-    }
-    return 0;
+    return park_op(g, n, op, PARK_W);
 }
 
 /* n ends with nchildren children (n locked). */
@@ -2016,24 +2027,7 @@ static int add_leaf(ospg *g, ospg_node *n, const node_op *op)
             return gerr(g);
         return 0;
     }
-    park_item *it = park_alloc(g);
-    if (!it)
-        return fail(g, OSPG_ERR_NOMEM);
-    it->idx = op->idx;
-    it->type = PARK_LEAF;
-    it->work = op->work;
-    it->loc = op->loc;
-    it->region = op->region;
-    it->wflags = op->flags;
-    it->leaf_kind = op->leaf_kind;
-    it->leaf_loc = op->leaf_loc;
-    it->group = op->group;
-    it->has_w = op->has_w;
-    if (park(g, n, it)) {
-        park_free(g, it);
-        return gerr(g);
-    }
-    return 0;
+    return park_op(g, n, op, PARK_LEAF);
 }
 
 /* Applies op to n, which the caller holds (or the builder is not
