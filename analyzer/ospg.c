@@ -10,8 +10,9 @@
  * frontier, so out-of-order reports only park, never change the result.
  * Folding is driven by a work list, never by recursion.
  *
- * A leaf (a task or chunk with no directive inside) reported at its
- * parent's frontier folds straight into the parent, without a node.
+ * A leaf (a task or chunk with no directive inside) never takes a node:
+ * at its parent's frontier it folds straight into the parent, and before
+ * it, it waits there as a parked item.
  *
  * Memory: one node per live intermediate node, one entry per (location,
  * group) below it, events for dependence predecessors still referenced by an

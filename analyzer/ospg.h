@@ -192,11 +192,12 @@ ospg_node *ospg_begin_work(ospg *g, ospg_node *parent, uint64_t idx,
 /* Begins, fills and ends at once a node whose only child is a W-node (w),
  * or that has no child (w NULL): what ospg_begin, ospg_work(idx 0) and
  * ospg_end(1 or 0 children, loc unchanged) would do, in one update of the
- * parent.  A leaf reported when it is the parent's next child in index
- * order (its frontier) folds straight into the parent and never takes a
- * node (it is not counted in ospg_live_nodes); one reported earlier waits
- * as a node.  The node cannot be named afterwards, so it takes no depend
- * items.  Returns OSPG_OK or an error. */
+ * parent.  The leaf never takes a node (nor counts in ospg_live_nodes):
+ * reported when it is the parent's next child in index order (its
+ * frontier) it folds straight into the parent; reported earlier, it waits
+ * in the parent as a small item, like a W-node, until the frontier
+ * reaches it.  It cannot be named afterwards, so it takes no depend items.
+ * Returns OSPG_OK or an error. */
 int ospg_leaf(ospg *g, ospg_node *parent, uint64_t idx, ospg_kind kind,
               uint32_t loc, ospg_group *group, const ospg_leaf_work *w);
 

@@ -526,9 +526,8 @@ static int feed(const gg_graph *g, const trial *t, const evlist *ev,
                             N->begin_loc,
                             N->group >= 0 ? gh[N->group] : NULL,
                             N->nkids ? &w : NULL);
-            /* at its parent's frontier it folds without a node of its
-             * own, and every feed but DFS may report it earlier, when it
-             * becomes one: never counted in the (least) expected peak */
+            /* a leaf never takes a node (it folds at once, or waits in
+             * its parent as a parked item): not in the expected peak */
             live++;
             stats.leaves++;
             ended[i] = 1;
