@@ -1070,6 +1070,21 @@ static uint32_t barrier_phase_of(const ospg *g, const ospg_node *n)
     return p->begin_loc;
 }
 
+/* One grain of location loc whose own work is own, counted in entry e
+ * (its location's) and in the location's grain histogram. */
+static int grain_add(ospg *g, stat_entry *e, uint32_t loc, uint64_t own)
+{
+    e->grains++;
+    e->grain_work += own;
+    if (own > e->grain_max)
+        e->grain_max = own;
+    if (UINT64_MAX - own > e->grain_nmin)
+        e->grain_nmin = UINT64_MAX - own;
+    if (hist_add(loc, own))
+        return fail(g, OSPG_ERR_NOMEM);
+    return 0;
+}
+
 /* A finalized node's own contribution as an instance of its location,
  * added where it folds: usually the parent already holds the key, so this
  * costs no allocation. */
@@ -1082,16 +1097,8 @@ static int stats_own(ospg *g, ospg_node *n, ospg_node *into)
         spans[s] = n->ser[s].len;
     if (stats_add(g, into, n->loc, n->group, n->work, spans, 1))
         return gerr(g);
-    if (is_grain(n)) { /* the entry stats_add just used */
-        into->hot->grains++;
-        into->hot->grain_work += n->grain_own;
-        if (n->grain_own > into->hot->grain_max)
-            into->hot->grain_max = n->grain_own;
-        if (UINT64_MAX - n->grain_own > into->hot->grain_nmin)
-            into->hot->grain_nmin = UINT64_MAX - n->grain_own;
-        if (hist_add(n->loc, n->grain_own))
-            return fail(g, OSPG_ERR_NOMEM);
-    }
+    if (is_grain(n)) /* the entry stats_add just used */
+        return grain_add(g, into->hot, n->loc, n->grain_own);
     return 0;
 }
 
@@ -1883,17 +1890,8 @@ static int leaf_stats(ospg *g, ospg_node *n, const node_op *op, uint32_t loc,
         return 0;
     if (stats_add(g, n, loc, op->group, work, total, 1))
         return gerr(g);
-    if (op->leaf_kind != OSPG_P)
-        return 0;
-    n->hot->grains++; /* a grain, whose own work is its W-child's */
-    n->hot->grain_work += work;
-    if (work > n->hot->grain_max)
-        n->hot->grain_max = work;
-    if (UINT64_MAX - work > n->hot->grain_nmin)
-        n->hot->grain_nmin = UINT64_MAX - work;
-    if (hist_add(loc, work))
-        return fail(g, OSPG_ERR_NOMEM);
-    return 0;
+    /* a P-leaf is a grain, whose own work is its W-child's */
+    return op->leaf_kind == OSPG_P ? grain_add(g, n->hot, loc, work) : 0;
 }
 
 /* The leaf's critical-path attribution in one scenario (its W-child's
