@@ -46,9 +46,9 @@ int main(int argc, char **argv)
             counter_thread_close(&ct); /* leaves the plain clock reader */
         const char *note =
             !strcmp(m.name, "monotonic")
-                ? (m.tsc ? "TSC, scaled" : "clock_gettime (vDSO)")
+                ? (m.clock.tsc ? "TSC, scaled" : "clock_gettime (vDSO)")
             : !strcmp(m.name, "cputime")
-                ? (ct.page ? (m.tsc ? "TSC between context switches"
+                ? (ct.page ? (m.clock.tsc ? "TSC between context switches"
                                     : "monotonic between context switches")
                            : "clock_gettime(CLOCK_THREAD_CPUTIME_ID)")
                 : (ct.page ? "rdpmc" : "read(2)");

@@ -79,7 +79,7 @@ static int tsc_invariant(void)
  * moves to another CPU is switched, and re-anchored on the kernel's
  * clock.  Otherwise (monotonic) the TSC must be the kernel's clocksource,
  * synchronized across CPUs. */
-static void tsc_setup(counter_metric *m, int within_thread)
+static void tsc_setup(counter_clock *c, int within_thread)
 {
     if (!(within_thread ? tsc_invariant() : tsc_is_clocksource()))
         return;
@@ -90,36 +90,59 @@ static void tsc_setup(counter_metric *m, int within_thread)
     } while (ns1 - ns0 < TSC_CALIBRATION_NS);
     if (t1 <= t0)
         return;
-    m->tsc_mult = (uint64_t)((((u128)(ns1 - ns0))
+    c->tsc_mult = (uint64_t)((((u128)(ns1 - ns0))
                               << TSC_SHIFT) / (t1 - t0));
-    m->tsc_base = t1;
-    m->ns_base = ns1;
-    m->tsc = m->tsc_mult > 0;
+    c->tsc_base = t1;
+    c->ns_base = ns1;
+    c->tsc = c->tsc_mult > 0;
 }
 
 /* CLOCK_MONOTONIC, from the TSC where that is what the kernel uses. */
-static inline uint64_t mono_ns(const counter_metric *m)
+static inline uint64_t mono_ns(const counter_clock *c)
 {
-    if (!m->tsc)
+    if (!c->tsc)
         return clock_ns(CLOCK_MONOTONIC);
-    uint64_t ticks = __rdtsc() - m->tsc_base;
-    return m->ns_base +
-           (uint64_t)(((u128)ticks * m->tsc_mult) >>
+    uint64_t ticks = __rdtsc() - c->tsc_base;
+    return c->ns_base +
+           (uint64_t)(((u128)ticks * c->tsc_mult) >>
                       TSC_SHIFT);
 }
 #else
-static void tsc_setup(counter_metric *m, int within_thread)
+static int tsc_is_clocksource(void)
 {
-    (void)m;
+    return 0;
+}
+
+static void tsc_setup(counter_clock *c, int within_thread)
+{
+    (void)c;
     (void)within_thread;
 }
 
-static inline uint64_t mono_ns(const counter_metric *m)
+static inline uint64_t mono_ns(const counter_clock *c)
 {
-    (void)m;
+    (void)c;
     return clock_ns(CLOCK_MONOTONIC);
 }
 #endif
+
+void counter_clock_setup(counter_clock *c, const counter_metric *m)
+{
+    memset(c, 0, sizeof(*c));
+    if (!tsc_is_clocksource())
+        return;
+    /* the metric's scale, measured the same way, serves: a second
+     * calibration would cost the start-up another 2 ms */
+    if (m && m->clock.tsc)
+        *c = m->clock;
+    else
+        tsc_setup(c, 0);
+}
+
+uint64_t counter_clock_ns(const counter_clock *c)
+{
+    return mono_ns(c);
+}
 
 #define CHECK_EVERY 256u
 /* An estimate this far ahead of the real CPU time is a miss: time the
@@ -217,14 +240,14 @@ static void choose_cputime(counter_metric *m, const char *how,
     if (fd >= 0)
         close(fd);
     if (m->cputime_switches)
-        tsc_setup(m, 1);
+        tsc_setup(&m->clock, 1);
     snprintf(m->reason, sizeof(m->reason),
              "%s%s: thread CPU time, which excludes descheduled time: %s",
              how, why,
              !m->cputime_switches
                  ? "CLOCK_THREAD_CPUTIME_ID at every read (perf_event_open "
                    "is not allowed here)"
-             : m->tsc ? "the invariant TSC (scaled to ns) "
+             : m->clock.tsc ? "the invariant TSC (scaled to ns) "
                         "between the thread's context switches (seen "
                         "through a perf_event software page), "
                         "CLOCK_THREAD_CPUTIME_ID after each switch"
@@ -246,11 +269,11 @@ int counter_choose(const char *request, counter_metric *m, char *err,
         m->kind = K_MONOTONIC;
         snprintf(m->name, sizeof(m->name), "monotonic");
         snprintf(m->unit, sizeof(m->unit), "ns");
-        tsc_setup(m, 0);
+        tsc_setup(&m->clock, 0);
         snprintf(m->reason, sizeof(m->reason),
                  "requested: wall-clock time (CLOCK_MONOTONIC%s), includes "
                  "time the thread was descheduled",
-                 m->tsc ? ", read from the TSC, the kernel's clocksource"
+                 m->clock.tsc ? ", read from the TSC, the kernel's clocksource"
                         : "");
         return 0;
     }
@@ -375,7 +398,7 @@ static uint64_t cputime_anchor(const counter_metric *m, counter_thread *ct,
     const volatile struct perf_event_mmap_page *pc = ct->page;
     uint32_t now_seq = pc->lock;
     uint64_t cpu = clock_ns(CLOCK_THREAD_CPUTIME_ID);
-    uint64_t anchor_mono = mono_ns(m);
+    uint64_t anchor_mono = mono_ns(&m->clock);
     if (seq == ct->anchor_seq && ct->anchor_mono) {
         uint64_t est = ct->anchor_cpu + (mono - ct->anchor_mono);
         /* One miss can be time the hypervisor stole; repeated misses
@@ -400,7 +423,7 @@ static inline uint64_t cputime_read(const counter_metric *m,
 {
     if (!ct->page)
         return clock_ns(CLOCK_THREAD_CPUTIME_ID);
-    uint64_t mono = mono_ns(m);
+    uint64_t mono = mono_ns(&m->clock);
     uint32_t seq = ((const volatile struct perf_event_mmap_page *)ct->page)
                        ->lock;
     if (seq == ct->anchor_seq && --ct->reads_to_check &&
@@ -413,7 +436,7 @@ uint64_t counter_read(const counter_metric *m, counter_thread *ct)
 {
     switch (m->kind) {
     case K_MONOTONIC:
-        return mono_ns(m);
+        return mono_ns(&m->clock);
     case K_PERF: {
 #if defined(__x86_64__)
         if (ct->page) {

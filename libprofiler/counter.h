@@ -32,15 +32,20 @@ typedef struct counter_thread {
     uint64_t anchor_cpu, anchor_mono;
 } counter_thread;
 
+/* CLOCK_MONOTONIC, or the TSC scaled to it where that is cheaper (tsc). */
+typedef struct counter_clock {
+    int tsc;                /* readings from the TSC, scaled: */
+    uint64_t tsc_mult;      /* ns per tick << 32 */
+    uint64_t tsc_base, ns_base; /* a tick count and its CLOCK_MONOTONIC */
+} counter_clock;
+
 typedef struct counter_metric {
     char name[64];          /* what run.json says: "cputime", "instructions" */
     char unit[32];          /* "ns", "instructions", "cycles", "events" */
     char reason[512];       /* why this metric (and what was tried first) */
     int kind;               /* internal: which reader */
     int cputime_switches;   /* cputime: context switches can be seen */
-    int tsc;                /* clock readings from the TSC, scaled: */
-    uint64_t tsc_mult;      /* ns per tick << 32 */
-    uint64_t tsc_base, ns_base; /* a tick count and its CLOCK_MONOTONIC */
+    counter_clock clock;    /* the clock the time metrics read */
     uint64_t perf_config;   /* perf_event attr for PMU metrics */
     uint32_t perf_type;
     uint64_t perf_config1, perf_config2;
@@ -69,6 +74,13 @@ uint64_t counter_read_bias(const counter_metric *m, counter_thread *ct);
  * the initial thread's work before the runtime started the tool is still
  * measurable from 0. */
 int counter_counts_from_thread_start(const counter_metric *m);
+
+/* The clock for times compared across threads (grain start and end
+ * times, barrier costs): CLOCK_MONOTONIC, read from the TSC where the
+ * kernel itself keeps time with it (synchronized across CPUs), else from
+ * the vDSO.  Takes m's calibration when it has one. */
+void counter_clock_setup(counter_clock *c, const counter_metric *m);
+uint64_t counter_clock_ns(const counter_clock *c);
 
 /* Names accepted by counter_choose, for --help. */
 const char *counter_names(void);

@@ -72,6 +72,7 @@ static void *burn(void *arg)
 int main(void)
 {
     char err[256];
+    uint64_t calibrated_ns = clock_ns(CLOCK_MONOTONIC); /* at the latest */
     if (counter_choose("cputime", &metric, err, sizeof(err))) {
         printf("FAIL counter_choose: %s\n", err);
         return 1;
@@ -137,6 +138,28 @@ int main(void)
         check(m > k * 0.999 - 1e4 && m < k * 1.001 + 1e4,
               "monotonic metric matches CLOCK_MONOTONIC", m, k);
         counter_thread_close(&mt);
+    }
+
+    /* the clock grains are timed with (the TSC where the kernel keeps time
+     * with it, taking the cputime metric's scale): a CLOCK_MONOTONIC
+     * reading, not only a rate, since the profiler compares readings of
+     * different threads */
+    counter_clock clk;
+    counter_clock_setup(&clk, &metric);
+    printf("grain clock: %s\n", clk.tsc ? "the TSC, scaled" : "the vDSO");
+    for (int i = 0; i < 3; i++) {
+        uint64_t before = clock_ns(CLOCK_MONOTONIC);
+        uint64_t c = counter_clock_ns(&clk);
+        uint64_t after = clock_ns(CLOCK_MONOTONIC);
+        /* the scale is measured over 2 ms (37 ppm off here): allow 0.1%
+         * of the time since */
+        double slack = 1e4 + (double)(after - calibrated_ns) * 1e-3;
+        check((double)c >= (double)before - slack &&
+                  (double)c <= (double)after + slack,
+              "grain clock reads CLOCK_MONOTONIC", (double)c,
+              (double)before);
+        struct timespec nap = {0, 100000000};
+        nanosleep(&nap, NULL);
     }
     printf("%s\n", failures ? "FAILED" : "all passed");
     return failures ? 1 : 0;
