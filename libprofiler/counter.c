@@ -95,6 +95,7 @@ static void tsc_setup(counter_clock *c, int within_thread)
     c->tsc_base = t1;
     c->ns_base = ns1;
     c->tsc = c->tsc_mult > 0;
+    c->per_cpu = c->tsc && within_thread && !tsc_is_clocksource();
 }
 
 /* CLOCK_MONOTONIC, from the TSC where that is what the kernel uses. */
@@ -126,17 +127,22 @@ static inline uint64_t mono_ns(const counter_clock *c)
 }
 #endif
 
-void counter_clock_setup(counter_clock *c, const counter_metric *m)
+int counter_clock_setup(counter_clock *c, const counter_metric *m)
 {
     memset(c, 0, sizeof(*c));
+    int reads_mono = m && (m->kind == K_MONOTONIC ||
+                           (m->kind == K_CPUTIME && m->cputime_switches)) &&
+                     !m->clock.per_cpu;
     if (!tsc_is_clocksource())
-        return;
+        return reads_mono && !m->clock.tsc;
     /* the metric's scale, measured the same way, serves: a second
      * calibration would cost the start-up another 2 ms */
-    if (m && m->clock.tsc)
+    if (m && m->clock.tsc) {
         *c = m->clock;
-    else
-        tsc_setup(c, 0);
+        return reads_mono;
+    }
+    tsc_setup(c, 0);
+    return 0;
 }
 
 uint64_t counter_clock_ns(const counter_clock *c)
@@ -424,6 +430,7 @@ static inline uint64_t cputime_read(const counter_metric *m,
     if (!ct->page)
         return clock_ns(CLOCK_THREAD_CPUTIME_ID);
     uint64_t mono = mono_ns(&m->clock);
+    ct->mono = mono;
     uint32_t seq = ((const volatile struct perf_event_mmap_page *)ct->page)
                        ->lock;
     if (seq == ct->anchor_seq && --ct->reads_to_check &&
@@ -436,7 +443,7 @@ uint64_t counter_read(const counter_metric *m, counter_thread *ct)
 {
     switch (m->kind) {
     case K_MONOTONIC:
-        return mono_ns(&m->clock);
+        return ct->mono = mono_ns(&m->clock);
     case K_PERF: {
 #if defined(__x86_64__)
         if (ct->page) {

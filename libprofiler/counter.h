@@ -30,11 +30,17 @@ typedef struct counter_thread {
     uint32_t reads_to_check;
     uint32_t misses;        /* checks that found the estimate far ahead */
     uint64_t anchor_cpu, anchor_mono;
+    /* CLOCK_MONOTONIC as the last read found it, where the metric reads
+     * that clock anyway (monotonic, cputime between switches) and its
+     * readings compare across threads; else 0 */
+    uint64_t mono;
 } counter_thread;
 
 /* CLOCK_MONOTONIC, or the TSC scaled to it where that is cheaper (tsc). */
 typedef struct counter_clock {
     int tsc;                /* readings from the TSC, scaled: */
+    int per_cpu;            /* the TSC is not the kernel's clocksource:
+                             * readings compare within one thread only */
     uint64_t tsc_mult;      /* ns per tick << 32 */
     uint64_t tsc_base, ns_base; /* a tick count and its CLOCK_MONOTONIC */
 } counter_clock;
@@ -78,8 +84,9 @@ int counter_counts_from_thread_start(const counter_metric *m);
 /* The clock for times compared across threads (grain start and end
  * times, barrier costs): CLOCK_MONOTONIC, read from the TSC where the
  * kernel itself keeps time with it (synchronized across CPUs), else from
- * the vDSO.  Takes m's calibration when it has one. */
-void counter_clock_setup(counter_clock *c, const counter_metric *m);
+ * the vDSO.  Takes m's calibration when it has one.  Returns 1 when m's
+ * reads leave their counter_thread.mono on this very clock. */
+int counter_clock_setup(counter_clock *c, const counter_metric *m);
 uint64_t counter_clock_ns(const counter_clock *c);
 
 /* Names accepted by counter_choose, for --help. */

@@ -302,6 +302,9 @@ typedef struct tstate {
      * not inside one, or a fragment began inside it). */
     uint64_t frag_cut;
     uint64_t frag_opens;     /* fragments opened: tool_runtime_leave */
+    /* The grain clock as the read that began the running callback found
+     * it (0: none; see grain_now()) */
+    uint64_t grain_at;
     int frag_rt;             /* the running fragment began inside a
                               * wrapped runtime call of its task: no work */
     tctx *ctx;
@@ -337,6 +340,7 @@ static int mode_offline, mode_online;
 static char out_dir[4096];
 static counter_metric metric;
 static counter_clock grain_clk; /* grain_clock() */
+static int grain_from_reads;    /* a metric read also reads grain_clk */
 static int active;
 static atomic_uint_fast64_t region_uid;
 static atomic_uint_fast64_t task_group_seq;
@@ -415,6 +419,15 @@ static void read_cmdline(void);
 static uint64_t grain_clock(void)
 {
     return counter_clock_ns(&grain_clk);
+}
+
+/* The grain clock inside a callback that set ts->grain_at: a task
+ * program's schedule event ends one grain and starts the next, and the
+ * metric read that closed the running fragment has read the clock
+ * already; the instant it gives is the callback's start. */
+static uint64_t grain_now(const tstate *ts)
+{
+    return ts->grain_at ? ts->grain_at : grain_clock();
 }
 
 static uint64_t thread_cpu_ns(void)
@@ -1029,7 +1042,7 @@ static void lazy_flush(tstate *ts, cnode *n)
 static void grain_time(tstate *ts, uint64_t t0)
 {
     if (t0 && mode_offline && ts->ok)
-        trace_write_time(ts->st.w, t0, grain_clock());
+        trace_write_time(ts->st.w, t0, grain_now(ts));
 }
 
 /* ---- Waits inside tasks ----
@@ -1056,7 +1069,7 @@ static void wait_cut(tstate *ts, tctx *c)
 {
     if (!c->wait_t0)
         return;
-    uint64_t now = grain_clock();
+    uint64_t now = grain_now(ts);
     if (now - c->wait_t0 >= WAIT_MIN_NS && ts->ok)
         trace_write_wait(ts->st.w, c->wait_t0, now);
     c->wait_t0 = 0;
@@ -3255,7 +3268,9 @@ static void on_task_schedule(ompt_data_t *prior_data,
     /* a task starts or resumes: its code begins */
     if (next && next->kind == CTX_EXPLICIT)
         ev_loc(ts, DIR_TASK, 0, next->base_loc);
+    ts->ct.mono = 0;
     frag_close_held(ts);
+    ts->grain_at = grain_from_reads ? ts->ct.mono : 0;
     int ended = p && p->kind == CTX_EXPLICIT &&
                 (status == ompt_task_complete || status == ompt_task_cancel ||
                  status == ompt_task_detach);
@@ -3288,16 +3303,17 @@ static void on_task_schedule(ompt_data_t *prior_data,
     if (below && below != n && below->wait_t0)
         wait_cut(ts, below);
     if (n && n->in_wait && n->waiting && !n->wait_t0 && n != p)
-        n->wait_t0 = grain_clock();
+        n->wait_t0 = grain_now(ts);
     if (n && n->kind == CTX_EXPLICIT) {
         if (below && below->kind == CTX_IMPLICIT && below->at_barrier)
             barrier_ran_task(below);
         if (!n->node.t0 && mode_offline) /* its first start */
-            n->node.t0 = grain_clock();
+            n->node.t0 = grain_now(ts);
         ensure_begun(ts, n);
         if (n != below) /* a start, not a return to it */
             n->sched_prior = below;
     }
+    ts->grain_at = 0;
     ts->ctx = n;
     if (n && !n->waiting)
         frag_open(ts);
@@ -3860,7 +3876,7 @@ ompt_start_tool(unsigned int omp_version,
                 err);
         return NULL;
     }
-    counter_clock_setup(&grain_clk, &metric);
+    grain_from_reads = counter_clock_setup(&grain_clk, &metric);
     const char *out = getenv("WHATIF_OUT");
     if (!out || !*out)
         out = "whatif-out";
