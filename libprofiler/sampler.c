@@ -84,12 +84,6 @@ uint64_t sampler_mark(const sampler_thread *s)
     return __atomic_load_n(&pc->data_head, __ATOMIC_ACQUIRE);
 }
 
-size_t sampler_drain(sampler_thread *s, void (*fn)(void *arg, uint64_t ip),
-                     void *arg)
-{
-    return sampler_drain_to(s, UINT64_MAX, fn, arg);
-}
-
 size_t sampler_drain_to(sampler_thread *s, uint64_t mark,
                         void (*fn)(void *arg, uint64_t ip), void *arg)
 {

@@ -11,6 +11,7 @@
 #ifndef WHATIF_SAMPLER_H
 #define WHATIF_SAMPLER_H
 
+#include <linux/perf_event.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -26,15 +27,25 @@ typedef struct sampler_thread {
 int sampler_open(sampler_thread *s, uint64_t period_ns);
 void sampler_close(sampler_thread *s);
 
-/* Calls fn(arg, ip) for every sample taken since the last drain, oldest
- * first, and frees their room; returns how many there were. */
-size_t sampler_drain(sampler_thread *s, void (*fn)(void *arg, uint64_t ip),
-                     void *arg);
-
 /* Where the ring stands now: sampler_drain_to(mark) takes the samples
  * written before this point only, those after stay. */
 uint64_t sampler_mark(const sampler_thread *s);
 size_t sampler_drain_to(sampler_thread *s, uint64_t mark,
                         void (*fn)(void *arg, uint64_t ip), void *arg);
+
+/* Calls fn(arg, ip) for every sample taken since the last drain, oldest
+ * first, and frees their room; returns how many there were.  Inline: the
+ * tool drains at every fragment's start and end, and a sample is waiting
+ * at few of them (a task program has thousands of fragments per sample). */
+static inline size_t sampler_drain(sampler_thread *s,
+                                   void (*fn)(void *arg, uint64_t ip),
+                                   void *arg)
+{
+    const struct perf_event_mmap_page *pc = s->ring;
+    if (!pc || __atomic_load_n(&pc->data_head, __ATOMIC_RELAXED) ==
+                   pc->data_tail)
+        return 0;
+    return sampler_drain_to(s, UINT64_MAX, fn, arg);
+}
 
 #endif
