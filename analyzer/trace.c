@@ -999,7 +999,13 @@ struct trace_reader {
     size_t str_cap[2];
     char *err;
     size_t err_cap;
-    int skim;               /* skip BEGIN, WORK and END records */
+    int skim;               /* hand out LOC, META, REGION, NOTE only */
+    /* The current block's CRC, checked at once, or by a skimming reader
+     * only when it hands out a record from the block or finds a fault
+     * there (check_payload) */
+    int pay_checked;
+    uint32_t pay_crc;
+    uint64_t blk_off;       /* its header's offset */
 };
 
 /* Records the one error; the reader stays failed.  Returns -1. */
@@ -1177,8 +1183,28 @@ void trace_reader_close(trace_reader *r)
     free(r);
 }
 
+/* Checks the current block's payload against its CRC, once.  A mismatch
+ * explains any fault found in the block before: it is the error then.
+ * Returns 0 or -1. */
+static int check_payload(trace_reader *r)
+{
+    if (r->pay_checked)
+        return 0;
+    r->pay_checked = 1;
+    uint32_t actual = crc32_ieee(r->pay, r->pay_len);
+    if (actual == r->pay_crc)
+        return 0;
+    r->state = RD_OK;
+    r->pos = r->pay_len;
+    return fail(r, r->blk_off, "CRC mismatch: block header says 0x%08lx, "
+                "payload has 0x%08lx", (unsigned long)r->pay_crc,
+                (unsigned long)actual);
+}
+
 /* Loads and checks the next block.  Returns 1, 0 at a clean end (no byte
- * left at a block boundary), -1 on error. */
+ * left at a block boundary), -1 on error.  A skimming reader leaves the
+ * CRC for later (check_payload): most blocks hold graph records only, which
+ * it skips, and the full read checks every block. */
 static int next_block(trace_reader *r)
 {
     uint64_t off = r->src_off;
@@ -1210,16 +1236,16 @@ static int next_block(trace_reader *r)
     if ((size_t)n < len)
         return fail(r, off, "truncated: block claims %lu bytes, %zu remain",
                     (unsigned long)len, (size_t)n);
-    uint32_t actual = crc32_ieee(p, len);
-    if (actual != crc)
-        return fail(r, off, "CRC mismatch: block header says 0x%08lx, "
-                    "payload has 0x%08lx", (unsigned long)crc,
-                    (unsigned long)actual);
     r->pay = p;
     r->pay_len = len;
     r->pos = 0;
     r->pay_off = off + BLOCK_HDR_LEN;
     r->prev = 0;
+    r->pay_crc = crc;
+    r->blk_off = off;
+    r->pay_checked = 0;
+    if (!r->skim && check_payload(r) < 0)
+        return -1;
     r->prev_time = 0;
     return 1;
 }
@@ -1617,9 +1643,28 @@ static int decode(trace_reader *r, trace_rec *rec)
     return 1;
 }
 
-/* Skips n varints without decoding them; -1 if they run past the block. */
+/* Skips n varints without decoding them; -1 if they run past the block.
+ * A varint ends at each byte below 0x80: eight bytes are looked at at
+ * once (the scan pass skips every graph record of a trace). */
 static int skip_varints(trace_reader *r, uint64_t n)
 {
+#if __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+    while (n && r->pos + 8 <= r->pay_len) {
+        uint64_t w;
+        memcpy(&w, r->pay + r->pos, sizeof(w));
+        uint64_t ends = ~w & 0x8080808080808080ull;
+        uint64_t c = (uint64_t)__builtin_popcountll(ends);
+        if (c < n) {
+            n -= c;
+            r->pos += 8;
+            continue;
+        }
+        for (uint64_t i = 1; i < n; i++)
+            ends &= ends - 1;
+        r->pos += (size_t)(__builtin_ctzll(ends) >> 3) + 1;
+        return 0;
+    }
+#endif
     for (uint64_t i = 0; i < n; i++) {
         while (r->pos < r->pay_len && (r->pay[r->pos] & 0x80))
             r->pos++;
@@ -1641,17 +1686,23 @@ static int skim_record(trace_reader *r)
     int shortform = t >= TRACE_BEGIN_S0 && t <= TRACE_END0 && r->version >= 3;
     int leaf = (t == TRACE_LEAF || t == TRACE_LEAF_P0 ||
                 t == TRACE_WORK_SAMPLED) && r->version >= 4;
+    int wait = t == TRACE_WAIT && r->version >= 6;
     if (t != TRACE_BEGIN && t != TRACE_WORK && t != TRACE_END && !shortform &&
-        !leaf)
+        !leaf && !wait)
         return 0;
     if (r->timed && t != TRACE_LEAF && t != TRACE_LEAF_P0 && t != TRACE_END &&
         t != TRACE_END0)
         return fail(r, r->time_at, "a TIME record must come just before a "
                     "LEAF or END record");
     r->timed = 0; /* a skimmed record takes no TIME */
+    uint64_t at = here(r);
     r->pos++;
     uint64_t nchildren;
     switch (t) {
+    case TRACE_WAIT: { /* decoded: the next TIME counts from its end */
+        uint64_t t_start, t_end;
+        return get_interval(r, at, "WAIT", &t_start, &t_end) ? -1 : 1;
+    }
     case TRACE_LEAF_P0:
         return skip_varints(r, 4) ? -1 : 1;
     case TRACE_WORK_SAMPLED:
@@ -1689,8 +1740,12 @@ static int skim_record(trace_reader *r)
 
 void trace_reader_skim(trace_reader *r, int on)
 {
-    if (r)
-        r->skim = on;
+    if (!r)
+        return;
+    /* reading on in full, the block skimmed so far must be sound */
+    if (r->skim && !on && r->state == RD_OK && r->pos < r->pay_len)
+        check_payload(r);
+    r->skim = on;
 }
 
 int trace_reader_next(trace_reader *r, trace_rec *rec)
@@ -1707,14 +1762,23 @@ int trace_reader_next(trace_reader *r, trace_rec *rec)
             if (k <= 0)
                 return k;
         }
-        int k = r->skim ? skim_record(r) : 0;
-        if (k < 0)
-            return -1;
-        if (k == 0) {
-            k = decode(r, rec);
-            if (k != 1 || rec->type != TRACE_TIME)
-                return k;
+        if (r->skim) {
+            int k = skim_record(r);
+            if (k == 1)
+                continue;
+            if (k < 0) {
+                check_payload(r); /* damage a CRC explains is the error */
+                return -1;
+            }
         }
+        int k = decode(r, rec);
+        if (k == 1 && rec->type == TRACE_TIME)
+            continue;
+        /* a skimming reader vouches for each block it hands out a record
+         * from (or finds fault with) */
+        if (r->skim && check_payload(r) < 0)
+            return -1;
+        return k;
     }
 }
 

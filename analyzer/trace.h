@@ -220,9 +220,12 @@ void trace_reader_close(trace_reader *r);
  * "NAME: byte OFFSET: what is wrong"; further calls keep returning -1). */
 int trace_reader_next(trace_reader *r, trace_rec *rec);
 const char *trace_reader_error(const trace_reader *r);
-/* With on, trace_reader_next skips BEGIN, WORK and END records (checking
- * only that they stay inside their block) and returns the others: a fast
- * first pass for names, metadata and regions. */
+/* With on, trace_reader_next returns LOC, META, REGION and NOTE records
+ * only: a fast first pass for names, metadata and regions.  The graph
+ * records and WAITs it skips are checked only as far as finding their end
+ * needs (and TIMEs and WAITs as read in full); a block's CRC is checked
+ * when a record is returned from it or a fault found there (a full read
+ * checks every block). */
 void trace_reader_skim(trace_reader *r, int on);
 uint32_t trace_reader_stream(const trace_reader *r);
 uint64_t trace_reader_offset(const trace_reader *r); /* of the next record */

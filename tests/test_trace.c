@@ -875,10 +875,33 @@ static void test_wait_records(void)
           "leaves (%s)",
           bad, waits, leaves, r ? trace_reader_error(r) : "no reader");
     trace_reader_close(r);
-    r = trace_reader_open(p); /* skimmed: the waits are no graph records */
+    /* skimmed: no record, yet the waits' ends are read, or the TIMEs
+     * after them would count from the wrong end and fail */
+    r = trace_reader_open(p);
     trace_reader_skim(r, 1);
     size_t got = drain(r, &k);
-    CHECK(r && k == 0 && got == N, "skimmed: %zu waits, last %d", got, k);
+    CHECK(r && k == 0 && got == 0, "skimmed: %zu records, last %d (%s)", got,
+          k, r ? trace_reader_error(r) : "-");
+    trace_reader_close(r);
+    /* a grain that ended long before the wait written before it: its TIME
+     * counts back from the wait's end, skimmed too */
+    path_of(p, sizeof p, "wait-back.tr");
+    w = trace_writer_open(p, 1, 0);
+    ospg_leaf_work lw0 = {7, 1, 0, 0};
+    ok = w && trace_write_wait(w, 5000000, 9000000) == 0 &&
+         trace_write_time(w, 1000, 2000) == 0 &&
+         trace_write_leaf(w, 0, 0, OSPG_P, 1, 0, 0, &lw0) == 0;
+    ok &= w && trace_writer_close(w) == 0;
+    r = trace_reader_open(p);
+    got = drain(r, &k);
+    CHECK(ok && r && k == 0 && got == 2, "a TIME before its WAIT: %zu "
+          "records (%s)", got, r ? trace_reader_error(r) : "-");
+    trace_reader_close(r);
+    r = trace_reader_open(p);
+    trace_reader_skim(r, 1);
+    got = drain(r, &k);
+    CHECK(r && k == 0 && got == 0, "a TIME before its WAIT, skimmed: %zu "
+          "records (%s)", got, r ? trace_reader_error(r) : "-");
     trace_reader_close(r);
 
     /* a WAIT between a TIME and its END, and one in a version 5 file */
@@ -1612,8 +1635,8 @@ static void test_bit_flips(void)
     size_t n, nrec, *bounds, *before, nb;
     uint8_t *b = multi_image(&n, &nrec, &bounds, &before, &nb);
     uint8_t *c = malloc(n);
-    int crc_ok = 1, hdr_ok = 1, prefix_ok = 1;
-    size_t flips = 0;
+    int crc_ok = 1, hdr_ok = 1, prefix_ok = 1, skim_ok = 1;
+    size_t flips = 0, skim_clean = 0, skim_crc = 0;
     for (size_t bi = 0; bi + 1 < nb; bi++) {
         size_t start = bounds[bi], end = bounds[bi + 1];
         for (size_t pos = start; pos < end; pos++)
@@ -1640,12 +1663,75 @@ static void test_bit_flips(void)
                 if (cnt < before[bi])
                     prefix_ok = 0;
                 trace_reader_close(r);
+                /* skimming checks a CRC only where it hands out a record
+                 * or finds a fault: any error it reports for a payload flip
+                 * is that block's CRC mismatch */
+                r = trace_reader_open_mem(c, n, "img.tr");
+                trace_reader_skim(r, 1);
+                int last;
+                drain(r, &last);
+                e = trace_reader_error(r);
+                if (pos >= start + 8 && e &&
+                    (strncmp(e, at, strlen(at)) != 0 ||
+                     !strstr(e, "CRC mismatch"))) {
+                    fprintf(stderr, "  skimmed flip %zu.%d: %s\n", pos, bit,
+                            e);
+                    skim_ok = 0;
+                }
+                if (pos >= start + 8) {
+                    skim_clean += !e;
+                    skim_crc += e != NULL;
+                }
+                trace_reader_close(r);
             }
     }
     CHECK(crc_ok, "all %zu single-bit payload flips caught by the CRC", flips);
+    CHECK(skim_ok && skim_crc > 0 && skim_clean > 0,
+          "skimmed, payload flips are a CRC mismatch (%zu) or unseen (%zu, "
+          "graph records only)", skim_crc, skim_clean);
     CHECK(hdr_ok, "every block-header bit flip is an error");
     CHECK(prefix_ok, "blocks before the damage still read");
     free(c);
+    free(b);
+    free(bounds);
+    free(before);
+}
+
+/* A skimming reader checks the CRC of the blocks it hands out a record
+ * from; a block of graph records only is left to the full read. */
+static void test_skim_crc(void)
+{
+    size_t n, nrec, *bounds, *before, nb;
+    uint8_t *b = multi_image(&n, &nrec, &bounds, &before, &nb);
+    /* the block of the first name record, and the last block (an END) */
+    size_t names = bounds[0], last = bounds[nb - 2];
+    for (int which = 0; which < 2; which++) {
+        size_t start = which ? last : names;
+        /* the END's first field: it still skips as an END */
+        size_t flip = which ? start + 9 : start + 8;
+        b[flip] ^= 0x01;
+        trace_reader *r = trace_reader_open_mem(b, n, "img.tr");
+        trace_reader_skim(r, 1);
+        int k;
+        size_t got = drain(r, &k);
+        const char *e = trace_reader_error(r);
+        char at[64];
+        snprintf(at, sizeof at, "img.tr: byte %zu: CRC mismatch", start);
+        if (which)
+            CHECK(k == 0 && got == 2, "skimmed past a damaged block of "
+                  "graph records: %zu names, last %d (%s)", got, k,
+                  e ? e : "-");
+        else
+            CHECK(k == -1 && e && !strncmp(e, at, strlen(at)) && got == 0,
+                  "skimming a damaged block of names: %s", e ? e : "-");
+        trace_reader_close(r);
+        size_t cnt;
+        e = mem_error(&r, b, n, &cnt);
+        CHECK(e && !strncmp(e, at, strlen(at)), "read in full: %s",
+              e ? e : "-");
+        trace_reader_close(r);
+        b[flip] ^= 0x01;
+    }
     free(b);
     free(bounds);
     free(before);
@@ -1911,6 +1997,7 @@ int main(void)
     test_header_errors();
     test_truncation();
     test_bit_flips();
+    test_skim_crc();
     test_payload_errors();
     test_typical_sizes();
 
