@@ -54,12 +54,13 @@ const void *tool_call_ident(const void *code)
 /* Brackets a wrapped runtime call: the program's call site for the
  * runtime's callbacks inside it, and the runtime's time out of the
  * caller's fragment. */
-#define WRAP_ENTER(ident)                                                   \
+#define WRAP_ENTER_AS(ident, timing)                                        \
     const void *prev_site = wrap_site, *prev_ident = wrap_ident;            \
     wrap_site = __builtin_return_address(0);                                \
     wrap_ident = (ident);                                                   \
     tool_runtime_span sp;                                                   \
-    tool_runtime_enter(&sp)
+    tool_runtime_enter(&sp, (timing))
+#define WRAP_ENTER(ident) WRAP_ENTER_AS(ident, TOOL_RT_UNTIMED)
 #define WRAP_LEAVE()                                                        \
     tool_runtime_leave(&sp);                                                \
     wrap_site = prev_site;                                                  \
@@ -94,7 +95,7 @@ EXPORT void *__kmpc_omp_task_alloc(void *loc, int32_t gtid, int32_t flags,
     REAL(task_alloc_fn, __kmpc_omp_task_alloc)
     if (!real)
         return NULL;
-    WRAP_ENTER(loc);
+    WRAP_ENTER_AS(loc, TOOL_RT_TIMED);
     void *t = real(loc, gtid, flags, task_size, shareds_size, entry);
     WRAP_LEAVE_TIMED();
     tool_task_runtime(rt_ns, 0);
@@ -110,7 +111,7 @@ EXPORT int32_t __kmpc_omp_task(void *loc, int32_t gtid, void *task)
         return 0;
     if (tool_task_requeued(task))
         return real(loc, gtid, task);
-    WRAP_ENTER(loc);
+    WRAP_ENTER_AS(loc, TOOL_RT_SAMPLED);
     int32_t r = real(loc, gtid, task);
     WRAP_LEAVE_TIMED();
     tool_task_runtime(rt_ns, 1);
@@ -125,7 +126,7 @@ EXPORT int32_t __kmpc_omp_task_with_deps(void *loc, int32_t gtid, void *task,
     REAL(task_deps_fn, __kmpc_omp_task_with_deps)
     if (!real)
         return 0;
-    WRAP_ENTER(loc);
+    WRAP_ENTER_AS(loc, TOOL_RT_SAMPLED);
     int32_t r = real(loc, gtid, task, ndeps, deps, ndeps_noalias,
                      noalias_deps);
     WRAP_LEAVE_TIMED();
@@ -272,7 +273,7 @@ EXPORT void __kmpc_taskloop_5(void *loc, int32_t gtid, void *task,
         REAL(dispatch_next##suffix##_fn, __kmpc_dispatch_next##suffix)      \
         if (!real)                                                          \
             return 0;                                                       \
-        WRAP_ENTER(loc);                                                       \
+        WRAP_ENTER_AS(loc, TOOL_RT_TIMED);                                     \
         int r = real(loc, gtid, last, lb, ub, st);                          \
         WRAP_LEAVE_TIMED();                                                 \
         tool_chunk_runtime(rt_ns);                                          \
@@ -289,7 +290,7 @@ EXPORT void __kmpc_taskloop_5(void *loc, int32_t gtid, void *task,
         REAL(static_init##suffix##_fn, __kmpc_for_static_init##suffix)      \
         if (!real)                                                          \
             return;                                                         \
-        WRAP_ENTER(loc);                                                       \
+        WRAP_ENTER_AS(loc, TOOL_RT_TIMED);                                     \
         real(loc, gtid, sched, last, lb, ub, stride, incr, chunk);          \
         WRAP_LEAVE_TIMED();                                                 \
         tool_chunk_runtime(rt_ns);                                          \

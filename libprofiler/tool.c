@@ -305,6 +305,16 @@ typedef struct tstate {
     /* The grain clock as the read that began the running callback found
      * it (0: none; see grain_now()) */
     uint64_t grain_at;
+    /* The innermost wrapped runtime call on the thread measures nothing
+     * after a callback inside it (tool_runtime_enter): a fragment that
+     * begins inside such a call starts where the call returns, and its
+     * start is not read (frag_unread) */
+    int rt_skip_read;
+    int frag_unread;
+    uint32_t rt_calls;       /* TOOL_RT_SAMPLED calls, for the sample
+                              * (wraps after 2^32: a sample still) */
+    uint64_t task_rt_pending; /* an allocation's time, until its creation
+                               * is measured */
     int frag_rt;             /* the running fragment began inside a
                               * wrapped runtime call of its task: no work */
     tctx *ctx;
@@ -753,7 +763,10 @@ static inline void frag_begin(tstate *ts, int keep)
     ts->frag_from = ts->ev;
     ts->frag_cut = 0;
     ts->frag_rt = ts->ctx && ts->ctx->in_runtime;
-    ts->frag_start = counter_read(&metric, &ts->ct);
+    /* begun inside a wrapped call that measures nothing after it: the
+     * fragment's work starts where the call returns, read there */
+    ts->frag_unread = ts->frag_rt && ts->rt_skip_read;
+    ts->frag_start = ts->frag_unread ? 0 : counter_read(&metric, &ts->ct);
     ts->in_frag = 1;
     ts->frag_opens++;
     if (ts->sm.ring && !keep)
@@ -1143,8 +1156,11 @@ static uint64_t frag_take(tstate *ts)
 {
     if (!ts->in_frag)
         return 0;
-    uint64_t now =
-        ts->frag_cut ? ts->frag_cut : counter_read(&metric, &ts->ct);
+    /* The runtime's own code between two of its events inside one call
+     * (a taskloop creating its tasks) is not the program's: no read. */
+    uint64_t now = ts->frag_rt ? 0
+                   : ts->frag_cut ? ts->frag_cut
+                                  : counter_read(&metric, &ts->ct);
     ts->in_frag = 0;
     ts->nfrag_smp = 0;
     ts->took_from = ts->frag_from;
@@ -1163,8 +1179,6 @@ static uint64_t frag_take(tstate *ts)
             atomic_fetch_add_explicit(&samples_taken, n,
                                       memory_order_relaxed);
     }
-    /* The runtime's own code between two of its events inside one call
-     * (a taskloop creating its tasks) is not the program's. */
     if (ts->frag_rt)
         return 0;
     /* Leave out what the two reads themselves added. */
@@ -3174,12 +3188,19 @@ void tool_doacross_wait_end(void)
     }
 }
 
-void tool_runtime_enter(tool_runtime_span *sp)
+void tool_runtime_enter(tool_runtime_span *sp, int timing)
 {
     tstate *ts = active ? self : NULL;
     sp->ctx = ts ? ts->ctx : NULL;
     if (sp->ctx)
         ((tctx *)sp->ctx)->in_runtime++;
+    sp->prev_skip = 0;
+    if (ts) {
+        sp->prev_skip = (unsigned char)ts->rt_skip_read;
+        uint32_t k = timing == TOOL_RT_SAMPLED ? ts->rt_calls++ : 0;
+        ts->rt_skip_read = timing == TOOL_RT_UNTIMED ||
+                           (k >= TOOL_RT_ALL && k % TOOL_RT_SAMPLE != 0);
+    }
     sp->active = ts && ts->in_frag;
     if (!sp->active)
         return;
@@ -3197,6 +3218,7 @@ uint64_t tool_runtime_leave(const tool_runtime_span *sp)
         c->in_runtime--;
     if (!ts)
         return 0;
+    ts->rt_skip_read = sp->prev_skip;
     /* a fragment of the caller's that began inside the call is its code
      * from here on */
     int rt_open = c && ts->in_frag && ts->frag_rt && ts->ctx == c &&
@@ -3204,8 +3226,10 @@ uint64_t tool_runtime_leave(const tool_runtime_span *sp)
     if (rt_open)
         ts->frag_rt = 0;
     if (!sp->active) {
-        if (rt_open)
+        if (rt_open) {
             ts->frag_start = counter_read(&metric, &ts->ct);
+            ts->frag_unread = 0;
+        }
         return 0;
     }
     uint64_t left_out = 0;
@@ -3219,8 +3243,11 @@ uint64_t tool_runtime_leave(const tool_runtime_span *sp)
         }
     } else if (ts->in_frag) {
         uint64_t now = counter_read(&metric, &ts->ct); /* began inside */
-        left_out = now > ts->frag_start ? now - ts->frag_start : 0;
+        left_out = ts->frag_unread          ? TOOL_RT_UNMEASURED
+                   : now > ts->frag_start ? now - ts->frag_start
+                                          : 0;
         ts->frag_start = now;
+        ts->frag_unread = 0;
     }
     return left_out;
 }
@@ -3228,7 +3255,7 @@ uint64_t tool_runtime_leave(const tool_runtime_span *sp)
 void tool_chunk_runtime(uint64_t ns)
 {
     tstate *ts = active ? self : NULL;
-    if (ts)
+    if (ts && ns != TOOL_RT_UNMEASURED)
         ts->chunk_rt += ns;
 }
 
@@ -3243,8 +3270,19 @@ void tool_task_runtime(uint64_t ns, int created)
         ts->task_rt_started = created;
         return;
     }
-    ts->task_rt += ns;
-    ts->task_rt_tasks += (uint64_t)created;
+    /* A creation counts with its allocation when its queueing was
+     * measured (one in TOOL_RT_SAMPLE), so the mean stays a creation's. */
+    if (ns == TOOL_RT_UNMEASURED) {
+        ts->task_rt_pending = 0;
+        return;
+    }
+    if (!created) {
+        ts->task_rt_pending += ns;
+        return;
+    }
+    ts->task_rt += ts->task_rt_pending + ns;
+    ts->task_rt_pending = 0;
+    ts->task_rt_tasks++;
     /* A worker's thread_end may come after the program's end is written:
      * what it measured is handed over every few tasks. */
     if (ts->task_rt_tasks >= 32) {

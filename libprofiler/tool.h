@@ -24,7 +24,8 @@ void tool_thread_returns(void);
  * began; one that began inside the call (or the caller's, when no
  * callback came) restarts where the call returns. */
 typedef struct tool_runtime_span {
-    int active;
+    unsigned char active;
+    unsigned char prev_skip;   /* tool_runtime_enter: the enclosing call's */
     uint64_t opens;
     uint64_t start;
     union {
@@ -50,11 +51,23 @@ void tool_api_returns(void);
  * own code's, those after are the tool's and the runtime's start-up. */
 void tool_sample_mark(void);
 
-void tool_runtime_enter(tool_runtime_span *sp);
-/* Returns the runtime's time it left out of the fragments (metric units). */
+/* What the wrapper does with the runtime's time tool_runtime_leave
+ * returns: nothing, sum it, or sum it for a thread's first TOOL_RT_ALL
+ * calls and one in TOOL_RT_SAMPLE after (the time after a callback inside
+ * the call costs a metric read only in the calls it is measured in). */
+enum { TOOL_RT_UNTIMED, TOOL_RT_TIMED, TOOL_RT_SAMPLED };
+#define TOOL_RT_ALL 256u
+#define TOOL_RT_SAMPLE 16u
+/* tool_runtime_leave's value for a call not measured */
+#define TOOL_RT_UNMEASURED UINT64_MAX
+
+void tool_runtime_enter(tool_runtime_span *sp, int timing);
+/* Returns the runtime's time it left out of the fragments (metric units),
+ * or TOOL_RT_UNMEASURED. */
 uint64_t tool_runtime_leave(const tool_runtime_span *sp);
 /* Creating a task (allocation, queueing) took the runtime ns of its own
- * time; created: the task is now queued (one more task). */
+ * time (TOOL_RT_UNMEASURED: the creation is not measured); created: the
+ * task is now queued (one more task). */
 void tool_task_runtime(uint64_t ns, int created);
 /* Handing out loop chunks (a dynamic chunk's __kmpc_dispatch_next, a
  * static part's __kmpc_for_static_init) took the runtime ns of its own
