@@ -2118,9 +2118,11 @@ static void start_work(tstate *ts, tctx *c, const void *code)
                     (code && init_site && a >= b && a - b <= INIT_SITE_SLACK);
     uint64_t entry = main_runtime_entry();
     if (same_call && ts->in_frag &&
-        counter_counts_from_thread_start(&metric) && entry > cpu_origin)
+        counter_counts_from_thread_start(&metric) && entry > cpu_origin) {
         ts->frag_start = counter_read(&metric, &ts->ct) -
                          (entry - cpu_origin);
+        ts->frag_unread = 0;
+    }
     /* the samples since the fragment began are the runtime's start-up
      * (the program's own were set apart when it entered the runtime) */
     if (same_call && ts->in_frag && ts->sm.ring)
@@ -3112,6 +3114,7 @@ void tool_api_returns(void)
     main_first_event = 0;
     ts->frag_start = counter_read(&metric, &ts->ct) -
                      (cpu_api_entry - cpu_origin);
+    ts->frag_unread = 0;
 }
 
 void tool_fork_enters(tool_runtime_span *sp, const void *call_site,
@@ -3160,6 +3163,7 @@ void tool_fork_returns(const tool_runtime_span *sp)
         ts->frag_opens == sp->opens)
         return;
     ts->frag_start = counter_read(&metric, &ts->ct);
+    ts->frag_unread = 0;
 }
 
 /* A sink is about to wait (interpose.c): the fragment ends before the
