@@ -3819,6 +3819,11 @@ static void write_meta(void)
              (unsigned long long)grain_clock());
     const char *pairs[][2] = {
         {"clock_origin_ns", mode_offline ? origin : NULL},
+        {"grain_clock", grain_clk.tsc
+                            ? "CLOCK_MONOTONIC, read from the TSC (the "
+                              "kernel's clocksource) with a scale measured "
+                              "at start-up"
+                            : "CLOCK_MONOTONIC"},
         {"metric_read_bias", bias},
         {"metric", metric.name},
         {"metric_unit", metric.unit},

@@ -50,14 +50,21 @@ for mode in loop tasks; do
     if [ $mode = loop ]; then check "$mode t=$t loop" "$row" "$K"; else check "$mode t=$t taskwait" "$row" "$K"; fi
   done
 done
-# run.json says how work was measured and how many nodes were live at most
+# run.json says how work was measured, how grains are timed (the TSC only
+# where the kernel keeps time with it) and how many nodes were live at most
 j="$work/tasks-4/run.json"
+if [ "$(cat /sys/devices/system/clocksource/clocksource0/current_clocksource 2>/dev/null)" = tsc ]; then
+  clock='"grain_clock": "CLOCK_MONOTONIC, read from the TSC'
+else
+  clock='"grain_clock": "CLOCK_MONOTONIC"'
+fi
 if grep -q '"metric": "cputime"' "$j" &&
    grep -q '"metric_reason": ".*thread CPU time' "$j" &&
+   grep -q "$clock" "$j" &&
    grep -q '"peak_live_nodes": [0-9][0-9]*' "$j"; then
   pass=$((pass + 1))
 else
-  echo "FAIL: $j lacks the metric's reason or peak_live_nodes"; fail=$((fail + 1))
+  echo "FAIL: $j lacks the metric's reason, the grain clock or peak_live_nodes"; fail=$((fail + 1))
 fi
 echo "$pass passed, $fail failed"
 [ $fail -eq 0 ]
