@@ -695,10 +695,16 @@ uint64_t stream_flush_all(void)
     static int told;
     if (dropped && !told) {
         told = 1;
-        fprintf(stderr, "whatif: %llu trace records could not be written "
-                        "to %s (%s): the trace is incomplete\n",
-                (unsigned long long)dropped, out_dir,
-                strerror(err ? err : EIO));
+        if (err)
+            fprintf(stderr, "whatif: %llu trace records could not be "
+                            "written to %s (%s): the trace is incomplete\n",
+                    (unsigned long long)dropped, out_dir, strerror(err));
+        else /* the writer refused them: out of range, a bug of ours */
+            fprintf(stderr, "whatif: %llu trace records could not be "
+                            "written to %s (the trace writer refused them "
+                            "as invalid; please report it): the trace is "
+                            "incomplete\n",
+                    (unsigned long long)dropped, out_dir);
     }
     return dropped;
 }

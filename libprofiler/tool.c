@@ -434,7 +434,9 @@ static uint64_t grain_clock(void)
 /* The grain clock inside a callback that set ts->grain_at: a task
  * program's schedule event ends one grain and starts the next, and the
  * metric read that closed the running fragment has read the clock
- * already; the instant it gives is the callback's start. */
+ * already; the instant it gives is the callback's start.  For a grain's
+ * start and end only: a wait's start may be set by another thread after
+ * that instant (wait_cut). */
 static uint64_t grain_now(const tstate *ts)
 {
     return ts->grain_at ? ts->grain_at : grain_clock();
@@ -1054,8 +1056,12 @@ static void lazy_flush(tstate *ts, cnode *n)
  * written just before its LEAF or END. */
 static void grain_time(tstate *ts, uint64_t t0)
 {
-    if (t0 && mode_offline && ts->ok)
-        trace_write_time(ts->st.w, t0, grain_now(ts));
+    if (!t0 || !mode_offline || !ts->ok)
+        return;
+    /* a grain that began on another CPU: their TSCs may differ by a few
+     * ns, and an end before the start would be refused */
+    uint64_t end = grain_now(ts);
+    trace_write_time(ts->st.w, t0, end > t0 ? end : t0);
 }
 
 /* ---- Waits inside tasks ----
@@ -1082,8 +1088,10 @@ static void wait_cut(tstate *ts, tctx *c)
 {
     if (!c->wait_t0)
         return;
-    uint64_t now = grain_now(ts);
-    if (now - c->wait_t0 >= WAIT_MIN_NS && ts->ok)
+    /* read here, not at the callback's start (grain_now): the wait may
+     * have begun on another thread after this callback began */
+    uint64_t now = grain_clock();
+    if (now > c->wait_t0 && now - c->wait_t0 >= WAIT_MIN_NS && ts->ok)
         trace_write_wait(ts->st.w, c->wait_t0, now);
     c->wait_t0 = 0;
 }
@@ -3345,7 +3353,7 @@ static void on_task_schedule(ompt_data_t *prior_data,
     if (below && below != n && below->wait_t0)
         wait_cut(ts, below);
     if (n && n->in_wait && n->waiting && !n->wait_t0 && n != p)
-        n->wait_t0 = grain_now(ts);
+        n->wait_t0 = grain_clock();
     if (n && n->kind == CTX_EXPLICIT) {
         if (below && below->kind == CTX_IMPLICIT && below->at_barrier)
             barrier_ran_task(below);
