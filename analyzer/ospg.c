@@ -1783,7 +1783,7 @@ static int run(ospg *g)
 
 static int attach(ospg *g, ospg_node *parent, ospg_node *n,
                   const ospg_dep *deps, size_t ndeps);
-static int child_allowed(ospg *g, ospg_node *parent, uint64_t idx);
+static int child_admit(ospg *g, ospg_node *parent, uint64_t idx);
 
 /* Parks a W-child or a leaf (type) that came before n's frontier reached
  * it (n locked): what op says of it, samples copied. */
@@ -1821,11 +1821,9 @@ static int park_op(ospg *g, ospg_node *n, const node_op *op, int type)
 /* A W-child of n (n locked). */
 static int add_work(ospg *g, ospg_node *n, const node_op *op)
 {
-    int rc = child_allowed(g, n, op->idx);
+    int rc = child_admit(g, n, op->idx);
     if (rc)
         return rc;
-    if (op->idx >= n->seen)
-        n->seen = op->idx + 1;
     n->nodes++;
     if (op->idx == n->frontier) {
         n->frontier++;
@@ -2015,12 +2013,10 @@ static int leaf_apply(ospg *g, ospg_node *n, const node_op *op)
  * and siblings end in any order. */
 static int add_leaf(ospg *g, ospg_node *n, const node_op *op)
 {
-    int rc = child_allowed(g, n, op->idx);
+    int rc = child_admit(g, n, op->idx);
     if (rc)
         return rc;
-    if (op->idx >= n->seen)
-        n->seen = op->idx + 1;
-    if (op->idx == n->frontier) { /* child_allowed: not blocked */
+    if (op->idx == n->frontier) { /* child_admit: not blocked */
         n->frontier++;
         if (leaf_apply(g, n, op) || drain(g, n))
             return gerr(g);
@@ -2254,8 +2250,9 @@ ospg_group *ospg_group_new(ospg *g, ospg_node *owner, uint32_t loc)
     return gr;
 }
 
-/* parent's lock held. */
-static int child_allowed(ospg *g, ospg_node *parent, uint64_t idx)
+/* A child may come at idx (parent's lock held): then parent has seen
+ * children up to it.  Returns 0 or the error. */
+static int child_admit(ospg *g, ospg_node *parent, uint64_t idx)
 {
     if (gerr(g))
         return gerr(g);
@@ -2265,6 +2262,8 @@ static int child_allowed(ospg *g, ospg_node *parent, uint64_t idx)
         return fail(g, OSPG_ERR_INDEX);
     if (idx < parent->frontier || (parent->blocking && idx == parent->frontier))
         return fail(g, OSPG_ERR_INDEX);
+    if (idx >= parent->seen)
+        parent->seen = idx + 1;
     return 0;
 }
 
@@ -2272,11 +2271,9 @@ static int child_allowed(ospg *g, ospg_node *parent, uint64_t idx)
 static int attach(ospg *g, ospg_node *parent, ospg_node *n,
                   const ospg_dep *deps, size_t ndeps)
 {
-    int rc = child_allowed(g, parent, n->idx);
+    int rc = child_admit(g, parent, n->idx);
     if (rc)
         return rc;
-    if (n->idx >= parent->seen)
-        parent->seen = n->idx + 1;
     parent->unfolded++;
     if (n->idx == parent->frontier && !parent->blocking) {
         if (n->kind == OSPG_S) {
