@@ -320,6 +320,9 @@ typedef struct tstate {
     tctx *ctx;
     tctx *pending;           /* created task awaiting its dependences */
     void *last_alloc;        /* the task the runtime allocated last */
+    tctx *requeued;          /* the untied task whose part ended in
+                              * tool_task_requeued: the runtime's switch
+                              * event for it comes next */
     void *crash_stack;       /* the thread's signal stack, or NULL */
     struct { uint32_t loc, note; } noted[NOTED_MAX]; /* note_once */
     int noted_next;
@@ -2020,22 +2023,24 @@ static void resync_untied(tstate *ts)
 }
 
 /* The start of a callback.  running: the task the callback says this
- * thread runs (NULL: it names none).  Where it names the task the thread
+ * thread runs (NULL: it names none, or one the tool does not follow).  Where it names the task the thread
  * already thinks it runs, the runtime is not asked again: that question
  * (a thread-id lookup in the runtime's TLS) was 5% of an untied task
  * program's profiled run. */
-static tstate *enter_from(const ompt_data_t *running)
+static tstate *enter_from(const tctx *running)
 {
     tstate *ts = self;
     if (atomic_load_explicit(&unsupported, memory_order_relaxed) ||
         forked_child)
         return NULL;
-    if (ts)
+    if (ts) {
         ts->ev.kind = FEV_NONE; /* until the callback says which */
+        ts->requeued = NULL;
+    }
     if (ts && ts->pending)
         flush_pending(ts, NULL, 0);
     if (ts && ts->ctx && ts->ctx->untied &&
-        !(running && running->ptr == ts->ctx))
+        running != ts->ctx)
         resync_untied(ts);
     return ts;
 }
@@ -2499,7 +2504,7 @@ static void on_sync_region(ompt_sync_region_t kind,
     (void)parallel_data;
     const void *ident = user_ident(code); /* a taskwait is wrapped */
     code = user_code(code);
-    tstate *ts = enter_from(task_data);
+    tstate *ts = enter_from(task_data ? task_data->ptr : NULL);
     tctx *c = task_data ? task_data->ptr : NULL;
     if (!ts || !c)
         return;
@@ -2930,7 +2935,7 @@ static void on_task_create(ompt_data_t *enc_data, const ompt_frame_t *frame,
     (void)frame;
     const void *ident = user_ident(code);
     code = user_code(code);
-    tstate *ts = enter_from(enc_data);
+    tstate *ts = enter_from(enc_data ? enc_data->ptr : NULL);
     new_data->ptr = NULL;
     tctx *c = enc_data ? enc_data->ptr : NULL;
     if (!ts || !c || !(flags & (ompt_task_explicit | ompt_task_taskwait)))
@@ -3321,7 +3326,16 @@ static void on_task_schedule(ompt_data_t *prior_data,
                              ompt_task_status_t status,
                              ompt_data_t *next_data)
 {
-    tstate *ts = enter_from(prior_data);
+    tstate *ts = self;
+    /* libomp reports an untied task's requeue (tool_task_requeued) as a
+     * switch back to the task below it: the part's end is done */
+    if (ts && ts->requeued && status == ompt_task_switch && prior_data &&
+        prior_data->ptr == ts->requeued && next_data &&
+        next_data->ptr == ts->ctx) {
+        ts->requeued = NULL;
+        return;
+    }
+    ts = enter_from(prior_data ? prior_data->ptr : NULL);
     if (!ts)
         return;
     tctx *p = prior_data ? prior_data->ptr : NULL;
@@ -3397,12 +3411,14 @@ int tool_task_requeued(void *task)
     /* a task this thread just allocated is being created, not requeued */
     if (!ts || task == ts->last_alloc)
         return 0;
-    ts = enter();
-    tctx *c = ts ? ts->ctx : NULL;
+    tctx *c = ts->ctx && ts->ctx->rt_task == task ? ts->ctx : NULL;
+    ts = enter_from(c);
+    c = ts ? ts->ctx : NULL;
     if (!c || c->kind != CTX_EXPLICIT || !task || c->rt_task != task)
         return 0;
     frag_close(ts);
     ts->ctx = c->sched_prior;
+    ts->requeued = c;
     if (ts->ctx && !ts->ctx->waiting)
         frag_open(ts);
     /* back to a task waiting there, without a schedule event */
