@@ -3327,19 +3327,28 @@ static void on_task_schedule(ompt_data_t *prior_data,
                              ompt_data_t *next_data)
 {
     tstate *ts = self;
-    /* libomp reports an untied task's requeue (tool_task_requeued) as a
-     * switch back to the task below it: the part's end is done */
+    /* libomp reports an untied task's requeue (tool_task_requeued, which
+     * ended the part) as a switch from the task to itself, or to the
+     * task below it: nothing more happens here.  Taken as a switch to
+     * itself, it would put the task back on this thread, and the code
+     * below it would run as the task's until the next event. */
     if (ts && ts->requeued && status == ompt_task_switch && prior_data &&
         prior_data->ptr == ts->requeued && next_data &&
-        next_data->ptr == ts->ctx) {
+        (next_data->ptr == ts->ctx || next_data->ptr == ts->requeued)) {
         ts->requeued = NULL;
         return;
     }
-    ts = enter_from(prior_data ? prior_data->ptr : NULL);
-    if (!ts)
-        return;
     tctx *p = prior_data ? prior_data->ptr : NULL;
     tctx *next = next_data ? next_data->ptr : NULL;
+    /* An untied task that resumes on the thread that requeued it comes
+     * as a switch from itself; the thread comes from the task it went
+     * back to at the requeue. */
+    if (ts && status == ompt_task_switch && p && next == p && p->untied &&
+        ts->ctx && ts->ctx != p)
+        p = ts->ctx;
+    ts = enter_from(p);
+    if (!ts)
+        return;
     /* a task starts or resumes: its code begins */
     if (next && next->kind == CTX_EXPLICIT)
         ev_loc(ts, DIR_TASK, 0, next->base_loc);
