@@ -345,6 +345,8 @@ static uint64_t main_pre_ips[PRE_IPS];
 static int main_pre_n, main_pre_taken;
 static uintptr_t self_text_lo, self_text_hi;
 static atomic_uint_fast64_t samples_taken, samples_lost;
+/* times a thread asked the runtime which task it runs (resync_untied) */
+static atomic_uint_fast64_t runtime_task_queries;
 static atomic_uint_fast64_t task_rt_total, task_rt_count; /* handed over */
 static atomic_uint_fast64_t chunk_rt_total, chunk_rt_count; /* likewise */
 static atomic_uint_fast64_t barrier_rt_total, barrier_rt_count;
@@ -2014,6 +2016,7 @@ static void resync_untied(tstate *ts)
 {
     ompt_data_t *td = NULL;
     int type = 0;
+    atomic_fetch_add_explicit(&runtime_task_queries, 1, memory_order_relaxed);
     if (!get_task_info || !get_task_info(0, &type, &td, NULL, NULL, NULL) ||
         !td)
         return;
@@ -3643,6 +3646,11 @@ static void finish(void)
                atomic_load(&chunk_rt_count), 100);
     write_cost(ts, "barrier_cost", atomic_load(&barrier_rt_total),
                atomic_load(&barrier_rt_count), 10);
+    snprintf(n, sizeof(n), "%llu",
+             (unsigned long long)atomic_load(&runtime_task_queries));
+    stream_meta(&ts->st, "runtime_task_queries", n);
+    if (mode_online)
+        online_meta("runtime_task_queries", n);
     if (sample_period) {
         char hz[32], got[32], lost[32];
         snprintf(hz, sizeof(hz), "%llu",
