@@ -2597,7 +2597,7 @@ static void on_sync_region_wait(ompt_sync_region_t kind,
     (void)parallel_data;
     if (kind != ompt_sync_region_taskgroup || endpoint != ompt_scope_begin)
         return;
-    tstate *ts = enter();
+    tstate *ts = enter_from(task_data ? task_data->ptr : NULL);
     tctx *c = task_data ? task_data->ptr : NULL;
     if (!ts || !c)
         return;
@@ -2808,7 +2808,7 @@ static void on_work(ompt_work_t type, ompt_scope_endpoint_t endpoint,
     (void)parallel_data;
     const void *ident = user_ident(code);
     code = user_code(code);
-    tstate *ts = enter();
+    tstate *ts = enter_from(task_data ? task_data->ptr : NULL);
     tctx *c = task_data ? task_data->ptr : NULL;
     if (!ts || !c)
         return;
@@ -2884,7 +2884,7 @@ static void on_dispatch(ompt_data_t *parallel_data, ompt_data_t *task_data,
                         ompt_dispatch_t kind, ompt_data_t instance)
 {
     (void)parallel_data;
-    tstate *ts = enter();
+    tstate *ts = enter_from(task_data ? task_data->ptr : NULL);
     tctx *c = task_data ? task_data->ptr : NULL;
     if (!ts || !c || kind != ompt_dispatch_ws_loop_chunk || !c->in_loop)
         return;
@@ -2916,7 +2916,7 @@ static void on_masked(ompt_scope_endpoint_t endpoint,
                       const void *code)
 {
     (void)parallel_data;
-    tstate *ts = enter();
+    tstate *ts = enter_from(task_data ? task_data->ptr : NULL);
     tctx *c = task_data ? task_data->ptr : NULL;
     if (!ts || !c)
         return;

@@ -23,6 +23,9 @@
  *   untied          a tree of untied tasks, each creating its children in
  *                   a function it calls (libomp moves such tasks between
  *                   threads, and ends a part of one with no event)
+ *   untied_mix      untied tasks timed part by part: a taskgroup of
+ *                   children with a taskyield after each creation, then
+ *                   more code, often on another thread
  *   pthreads        3 threads of the program's own each run a loop
  *   pthreads10      10 threads of the program's own each run a region
  *   inner_serial    a dynamic loop in a nested region that runs serialized
@@ -284,6 +287,49 @@ static uint64_t untied(void)
     return span;
 }
 
+/* Untied tasks whose parts are timed: each task burns, creates its
+ * children inside a taskgroup with a taskyield after each creation (a
+ * scheduling point where libomp may requeue the task), then burns again
+ * after the group, often on another thread.  Its span is its two burns
+ * plus its longest child. */
+#define MIX_ROOT_KIDS 24
+#define MIX_KIDS 4
+#define MIX_MAX_DEPTH 6
+
+static _Atomic uint64_t mix_tasks;
+
+static uint64_t mix_node(uint64_t id, int depth)
+{
+    int kids = depth == 0 ? MIX_ROOT_KIDS
+               : depth < MIX_MAX_DEPTH && mix(id) % 3 == 0 ? MIX_KIDS
+                                                           : 0;
+    uint64_t before = st_burn(0.1), c[MIX_ROOT_KIDS] = {0}, most = 0;
+    add_work(before);
+#pragma omp taskgroup
+    for (int k = 0; k < kids; k++) {
+        atomic_fetch_add(&mix_tasks, 1);
+#pragma omp task untied firstprivate(k) shared(c)
+        c[k] = mix_node(mix(id * 37 + (uint64_t)k + 1), depth + 1);
+#pragma omp taskyield
+    }
+    for (int k = 0; k < kids; k++)
+        most = st_max(most, c[k]);
+    uint64_t after = st_burn(0.1);
+    add_work(after);
+    return before + most + after;
+}
+
+static uint64_t untied_mix(void)
+{
+    uint64_t span = 0;
+#pragma omp parallel
+#pragma omp single nowait
+#pragma omp task untied shared(span)
+    span = mix_node(3, 0);
+    st_count("task", atomic_load(&mix_tasks) + 1);
+    return span;
+}
+
 /* ---- threads of the program's own ---- */
 
 typedef struct pthread_arg {
@@ -423,6 +469,8 @@ int main(int argc, char **argv)
     else if (!strcmp(c, "untied"))
         span = 0, untied(); /* microsecond tasks: only the shape is checked,
                              * their timing calls would weigh as much */
+    else if (!strcmp(c, "untied_mix"))
+        span = untied_mix();
     else if (!strcmp(c, "pthreads"))
         span = pthreads(3, 0);
     else if (!strcmp(c, "pthreads10"))
