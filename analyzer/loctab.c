@@ -82,6 +82,15 @@ static char *make_key(const char *directive, const char *where,
     return buf;
 }
 
+static loctab_grain grain_of_directive(const char *directive)
+{
+    if (!strcmp(directive, "task") || !strcmp(directive, "taskloop"))
+        return LOCTAB_GRAIN_TASK;
+    if (!strcmp(directive, "loop") || !strcmp(directive, "sections"))
+        return LOCTAB_GRAIN_CHUNK;
+    return LOCTAB_GRAIN_NONE;
+}
+
 /* Adds a new item for id owning buf (taken over even on failure). */
 static int add_item(loctab *lt, uint32_t id, char *buf, size_t keylen)
 {
@@ -93,6 +102,7 @@ static int add_item(loctab *lt, uint32_t id, char *buf, size_t keylen)
     it->pub.id = id;
     it->pub.directive = buf;
     it->pub.where = buf + strlen(buf) + 1;
+    it->pub.grain = grain_of_directive(buf);
     it->buf = buf;
     it->keylen = keylen;
     HASH_ADD(hh_id, lt->by_id, pub.id, sizeof it->pub.id, it);
@@ -229,11 +239,5 @@ const loctab_entry *loctab_next(const loctab *lt, const loctab_entry *e)
 
 loctab_grain loctab_grain_of(const loctab_entry *e)
 {
-    if (!e)
-        return LOCTAB_GRAIN_NONE;
-    if (!strcmp(e->directive, "task") || !strcmp(e->directive, "taskloop"))
-        return LOCTAB_GRAIN_TASK;
-    if (!strcmp(e->directive, "loop") || !strcmp(e->directive, "sections"))
-        return LOCTAB_GRAIN_CHUNK;
-    return LOCTAB_GRAIN_NONE;
+    return e ? e->grain : LOCTAB_GRAIN_NONE;
 }

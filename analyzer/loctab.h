@@ -30,11 +30,17 @@ enum {
 
 typedef struct loctab loctab;
 
+/* What a grain of a location with this directive is, for what the runtime
+ * pays to start it: a task (created), a chunk (handed out), or neither. */
+typedef enum { LOCTAB_GRAIN_NONE, LOCTAB_GRAIN_TASK, LOCTAB_GRAIN_CHUNK } loctab_grain;
+
 /* One location.  The strings belong to the table (read-only to callers). */
 typedef struct loctab_entry {
     uint32_t id;
     const char *directive; /* "parallel", "loop", "task", "program", ... */
     const char *where;     /* "file:line", "binary+0x1a2b", "program" */
+    loctab_grain grain;    /* what the directive's grains are, set once:
+                            * asked once per grain in a burdened analysis */
 } loctab_entry;
 
 const char *loctab_strerror(int err);
@@ -60,9 +66,7 @@ int loctab_set(loctab *lt, uint32_t id, const char *directive,
  * until loctab_free(). */
 const loctab_entry *loctab_get(const loctab *lt, uint32_t id);
 
-/* What a grain of a location with this directive is, for what the runtime
- * pays to start it: a task (created), a chunk (handed out), or neither. */
-typedef enum { LOCTAB_GRAIN_NONE, LOCTAB_GRAIN_TASK, LOCTAB_GRAIN_CHUNK } loctab_grain;
+/* e's grain kind (LOCTAB_GRAIN_NONE for NULL). */
 loctab_grain loctab_grain_of(const loctab_entry *e);
 
 /* The id of (directive, where): the existing one when the pair is already
