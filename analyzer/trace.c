@@ -17,6 +17,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <sys/stat.h>
 #include <stdarg.h>
 #include <stdatomic.h>
 #include <stdio.h>
@@ -200,6 +201,8 @@ struct trace_writer {
     uint64_t prev;     /* node id coded last in the current block */
     uint64_t prev_time; /* TIME end coded last in the block, in units */
     uint64_t nrec;     /* records in the current block, lost if it is */
+    int names;         /* the current block holds a LOC, META, REGION or
+                        * NOTE: a reader after names reads it */
     uint64_t bytes;    /* bytes that reached the file */
     uint64_t dropped;  /* records that did not */
 };
@@ -458,8 +461,14 @@ static int flush_block(trace_writer *w)
 {
     if (w->used == 0)
         return 0;
-    put_le32(w->buf, (uint32_t)w->used);
-    put_le32(w->buf + 4, crc32_ieee(w->buf + BLOCK_HDR_LEN, w->used));
+    uint32_t crc = crc32_ieee(w->buf + BLOCK_HDR_LEN, w->used);
+    uint32_t len = (uint32_t)w->used;
+    if (!w->names) {
+        len |= TRACE_BLOCK_GRAPH_ONLY;
+        crc ^= TRACE_GRAPH_ONLY_CRC;
+    }
+    put_le32(w->buf, len);
+    put_le32(w->buf + 4, crc);
     int rc = write_all(w, w->buf, BLOCK_HDR_LEN + w->used);
     if (rc < 0) {
         mark_failed(w, errno);
@@ -467,6 +476,7 @@ static int flush_block(trace_writer *w)
     }
     w->used = 0;
     w->nrec = 0;
+    w->names = 0;
     w->prev = 0;
     w->prev_time = 0;
     if (rc < 0)
@@ -489,8 +499,11 @@ static int put_alone(trace_writer *w, const wrec *rec, size_t len)
     sk_drain(&s);
 
     uint8_t hdr[BLOCK_HDR_LEN];
-    put_le32(hdr, (uint32_t)len);
-    put_le32(hdr + 4, ~s.crc);
+    int t = rec->r.type;
+    int graph_only = t != TRACE_LOC && t != TRACE_META &&
+                     t != TRACE_REGION && t != TRACE_NOTE;
+    put_le32(hdr, (uint32_t)len | (graph_only ? TRACE_BLOCK_GRAPH_ONLY : 0));
+    put_le32(hdr + 4, ~s.crc ^ (graph_only ? TRACE_GRAPH_ONLY_CRC : 0));
     sink o = {.mode = SK_OUT, .p = w->buf, .cap = BLOCK_HDR_LEN + w->bsize,
               .w = w};
     prev = 0;
@@ -542,11 +555,15 @@ static int put_rec(trace_writer *w, const wrec *rec)
         errno = w->err;
         return -1;
     }
+    int t = rec->r.type;
+    int names = t == TRACE_LOC || t == TRACE_META || t == TRACE_REGION ||
+                t == TRACE_NOTE;
     if (w->used + rec_bound(rec) <= w->bsize) { /* the common case */
         sink m = {.mode = SK_MEM, .p = w->buf + BLOCK_HDR_LEN + w->used};
         emit(&m, rec, &w->prev);
         w->used += m.n;
         w->nrec++;
+        w->names |= names;
         return 0;
     }
     /* near the block's end: whether it fits depends on the exact size */
@@ -573,6 +590,7 @@ static int put_rec(trace_writer *w, const wrec *rec)
     emit(&m, rec, &w->prev);
     w->used += len;
     w->nrec++;
+    w->names |= names;
     return 0;
 }
 
@@ -978,9 +996,10 @@ struct trace_reader {
     const uint8_t *mem;
     size_t mem_len;
     uint64_t src_off;       /* file offset of the next byte not yet taken */
+    uint64_t file_len;      /* file mode: the file's size when opened */
     int state;
     uint32_t stream;
-    uint32_t version;       /* of the file: 1 to 5 */
+    uint32_t version;       /* of the file: 1 to TRACE_VERSION */
     uint8_t *blk;           /* file mode: the current block's payload */
     size_t blk_cap;
     const uint8_t *pay;     /* the current payload (blk or inside mem) */
@@ -1072,6 +1091,19 @@ static ptrdiff_t src_get(trace_reader *r, uint8_t *dst, size_t n,
     return (ptrdiff_t)got;
 }
 
+/* Passes n bytes of the source unread (a block a skimming reader has no
+ * use for).  Returns how many there were, at most n, or -1 on error. */
+static ptrdiff_t src_skip(trace_reader *r, size_t n)
+{
+    uint64_t end = r->fd < 0 ? r->mem_len : r->file_len;
+    uint64_t avail = end > r->src_off ? end - r->src_off : 0;
+    size_t k = n < avail ? n : (size_t)avail;
+    if (r->fd >= 0 && k > 0 && lseek(r->fd, (off_t)k, SEEK_CUR) < 0)
+        return -1;
+    r->src_off += k;
+    return (ptrdiff_t)k;
+}
+
 static trace_reader *reader_new(const char *name)
 {
     crc_prepare();
@@ -1146,10 +1178,12 @@ trace_reader *trace_reader_open(const char *path)
         return r;
     }
     r->fd = open(path, O_RDONLY | O_CLOEXEC);
-    if (r->fd < 0) {
+    struct stat st;
+    if (r->fd < 0 || fstat(r->fd, &st) < 0) {
         fail(r, 0, "cannot open: %s", strerror(errno));
         return r;
     }
+    r->file_len = (uint64_t)st.st_size;
     check_header(r);
     return r;
 }
@@ -1222,9 +1256,27 @@ static int next_block(trace_reader *r)
                     BLOCK_HDR_LEN, (size_t)n);
     uint32_t len = get_le32(h);
     uint32_t crc = get_le32(h + 4);
+    int graph_only = r->version >= 7 && (len & TRACE_BLOCK_GRAPH_ONLY);
+    if (graph_only) {
+        len &= ~TRACE_BLOCK_GRAPH_ONLY;
+        crc ^= TRACE_GRAPH_ONLY_CRC;
+    }
     if (len == 0 || len > TRACE_BLOCK_MAX)
         return fail(r, off, "block payload length %lu outside 1..%u",
                     (unsigned long)len, TRACE_BLOCK_MAX);
+    if (graph_only && r->skim) {
+        /* nothing here for a reader after names: its CRC is checked by
+         * the full read */
+        n = src_skip(r, len);
+        if (n < 0)
+            return fail(r, off, "read error: %s", strerror(errno));
+        if ((size_t)n < len)
+            return fail(r, off, "truncated: block claims %lu bytes, %zu "
+                        "remain", (unsigned long)len, (size_t)n);
+        r->pay_len = r->pos = 0;
+        r->pay_checked = 1;
+        return 1;
+    }
     if (r->fd >= 0 &&
         grow((void **)&r->blk, &r->blk_cap, len, TRACE_BLOCK_MAX, 1) < 0)
         return fail(r, off, "out of memory for a %lu-byte block",

@@ -15,7 +15,13 @@
 #include "ospg.h"
 
 #define TRACE_MAGIC "WHATIFTR"
-#define TRACE_VERSION 6u  /* written; the reader also reads versions 1-5 */
+#define TRACE_VERSION 7u  /* written; the reader also reads versions 1-6 */
+/* Version 7: a block of graph records only (no LOC, META, REGION or NOTE)
+ * sets this bit of its length, and its stored CRC is the payload's XOR
+ * TRACE_GRAPH_ONLY_CRC, so that a damaged bit is a CRC mismatch.  A reader
+ * after names only (trace_reader_skim) passes such a block unread. */
+#define TRACE_BLOCK_GRAPH_ONLY 0x80000000u
+#define TRACE_GRAPH_ONLY_CRC 0x67726166u /* "graf" */
 #define TRACE_BLOCK_MAX (1u << 20) /* largest block payload a reader accepts */
 #define TRACE_MAX_DEPS 65536u      /* most depend items one record may carry */
 #define TRACE_MAX_SAMPLES 65536u   /* most sampled lines one WORK may carry */

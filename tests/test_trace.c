@@ -70,6 +70,41 @@ static uint32_t rd32(const uint8_t *p)
            (uint32_t)p[3] << 24;
 }
 
+static void wr32(uint8_t *p, uint32_t v)
+{
+    for (int i = 0; i < 4; i++)
+        p[i] = (uint8_t)(v >> (8 * i));
+}
+
+/* A block header's payload length and payload CRC, without the
+ * graph-only mark (version 7) that the writer folds into both. */
+static int blk_graph_only(const uint8_t *h)
+{
+    return (rd32(h) & TRACE_BLOCK_GRAPH_ONLY) != 0;
+}
+
+static uint32_t blk_len(const uint8_t *h)
+{
+    return rd32(h) & ~TRACE_BLOCK_GRAPH_ONLY;
+}
+
+static uint32_t blk_crc(const uint8_t *h)
+{
+    return rd32(h + 4) ^ (blk_graph_only(h) ? TRACE_GRAPH_ONLY_CRC : 0);
+}
+
+/* Rewrites an image of this version as version v < 7 would hold it: no
+ * graph-only marks. */
+static void as_version(uint8_t *b, size_t n, uint8_t v)
+{
+    b[8] = v;
+    for (size_t off = 24; off + 8 <= n; off += 8 + blk_len(b + off)) {
+        uint32_t len = blk_len(b + off), crc = blk_crc(b + off);
+        wr32(b + off, len);
+        wr32(b + off + 4, crc);
+    }
+}
+
 static uint64_t rng_state = 0x9e3779b97f4a7c15u;
 static uint64_t rnd(void) /* splitmix64: deterministic across runs */
 {
@@ -509,7 +544,7 @@ static void test_ref_crc(void)
  * without a location in its short form). */
 static const uint8_t tiny_image[79] = {
     0x57, 0x48, 0x41, 0x54, 0x49, 0x46, 0x54, 0x52, /* "WHATIFTR" */
-    0x06, 0x00, 0x00, 0x00,                         /* version 6 */
+    0x07, 0x00, 0x00, 0x00,                         /* version 7 */
     0x03, 0x00, 0x00, 0x00,                         /* stream 3 */
     0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, /* flags */
     0x2f, 0x00, 0x00, 0x00,                         /* payload: 47 bytes */
@@ -614,7 +649,7 @@ static void test_version1(void)
  * what-if region in the long form. */
 static const uint8_t leaf_image[65] = {
     0x57, 0x48, 0x41, 0x54, 0x49, 0x46, 0x54, 0x52, /* "WHATIFTR" */
-    0x06, 0x00, 0x00, 0x00,                         /* version 6 */
+    0x07, 0x00, 0x00, 0x00,                         /* version 7 */
     0x03, 0x00, 0x00, 0x00,                         /* stream 3 */
     0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, /* flags */
     0x21, 0x00, 0x00, 0x00,                         /* payload: 33 bytes */
@@ -690,7 +725,7 @@ static void error_as_version(const char *p, uint8_t v, const char *name,
     snprintf(out, len, "unreadable");
     if (b && n > 8) {
         int k;
-        b[8] = v;
+        as_version(b, n, v);
         trace_reader *r = trace_reader_open_mem(b, n, name);
         drain(r, &k);
         const char *e = trace_reader_error(r);
@@ -813,14 +848,29 @@ static void test_time_records(void)
                                         "just before a LEAF or END record"),
           "a TIME before a BEGIN: %s", err ? err : "-");
     trace_reader_close(r);
-    r = trace_reader_open(p); /* the scan pass checks it too */
+    r = trace_reader_open(p); /* the scan pass leaves it to the full read:
+                                * its block holds graph records only */
     trace_reader_skim(r, 1);
     drain(r, &k);
     err = trace_reader_error(r);
-    CHECK(k == -1 && err && strstr(err, "byte 32: a TIME record must come "
-                                        "just before a LEAF or END record"),
-          "a TIME before a BEGIN, skimmed: %s", err ? err : "-");
+    CHECK(k == 0 && !err, "a TIME before a BEGIN, skimmed: its block is "
+                          "passed unread (%s)", err ? err : "-");
     trace_reader_close(r);
+    size_t n6; /* without the mark (version 6) the scan pass checks it */
+    uint8_t *b6 = slurp(p, &n6);
+    if (b6)
+        as_version(b6, n6, 6);
+    r = b6 ? trace_reader_open_mem(b6, n6, "v6time") : NULL;
+    trace_reader_skim(r, 1);
+    drain(r, &k);
+    err = trace_reader_error(r);
+    CHECK(k == -1 && err && !strcmp(err, "v6time: byte 32: a TIME record "
+                                         "must come just before a LEAF or "
+                                         "END record"),
+          "a TIME before a BEGIN in a version 6 file, skimmed: %s",
+          err ? err : "-");
+    trace_reader_close(r);
+    free(b6);
     char as4[256];
     error_as_version(p, 4, "v4time", as4, sizeof as4);
     CHECK(!strcmp(as4, "v4time: byte 32: unknown record type 16"),
@@ -936,7 +986,7 @@ static void test_header_and_image(void)
     size_t n;
     uint8_t *b = slurp(p, &n);
     static const uint8_t hdr[24] = {'W', 'H', 'A', 'T', 'I', 'F', 'T', 'R',
-                                    6,   0,   0,   0,   0xd4, 0xc3, 0xb2, 0xa1};
+                                    7,   0,   0,   0,   0xd4, 0xc3, 0xb2, 0xa1};
     CHECK(b && n == 24 && memcmp(b, hdr, 24) == 0,
           "empty trace is exactly the 24-byte header (got %zu bytes)", n);
     free(b);
@@ -1024,7 +1074,7 @@ static int check_blocks(const uint8_t *b, size_t n, size_t bsize,
             ok = 0;
             break;
         }
-        uint32_t len = rd32(b + off), crc = rd32(b + off + 4);
+        uint32_t len = blk_len(b + off), crc = blk_crc(b + off);
         if (len == 0 || len > n - off - 8 || ref_crc(b + off + 8, len) != crc) {
             snprintf(why, whyn, "bad block at %zu", off);
             ok = 0;
@@ -1038,6 +1088,17 @@ static int check_blocks(const uint8_t *b, size_t n, size_t bsize,
         if (last != 0 || k == 0 || done + k > nexp) {
             snprintf(why, whyn, "block at %zu alone: %zu records, last %d", off,
                      k, last);
+            ok = 0;
+            break;
+        }
+        /* marked graph-only exactly when it holds no name record */
+        int names = 0;
+        for (size_t i = done; i < done + k; i++)
+            names |= exp[i].type == TRACE_LOC || exp[i].type == TRACE_META ||
+                     exp[i].type == TRACE_REGION || exp[i].type == TRACE_NOTE;
+        if (blk_graph_only(b + off) == names) {
+            snprintf(why, whyn, "block at %zu: graph-only mark %d, names %d",
+                     off, blk_graph_only(b + off), names);
             ok = 0;
             break;
         }
@@ -1174,16 +1235,16 @@ static void test_block_filling(void)
     size_t n;
     uint8_t *b = slurp(p, &n);
     CHECK(fails == 0 && bytes == 24 + 8 + 12 + 8 + 12 + 8 + 4 && b &&
-              n == bytes && rd32(b + 24) == 12 && rd32(b + 44) == 12 &&
-              rd32(b + 64) == 4,
+              n == bytes && blk_len(b + 24) == 12 && blk_len(b + 44) == 12 &&
+              blk_len(b + 64) == 4,
           "three 4-byte records fill a 12-byte block exactly (%zu bytes)", n);
     free(b);
 
     bytes = write_file(p, 0, 11, seven, 7, &fails);
     b = slurp(p, &n);
     CHECK(fails == 0 && bytes == 24 + 4 * 8 + 8 + 8 + 8 + 4 && b &&
-              rd32(b + 24) == 8 && rd32(b + 40) == 8 && rd32(b + 56) == 8 &&
-              rd32(b + 72) == 4,
+              blk_len(b + 24) == 8 && blk_len(b + 40) == 8 && blk_len(b + 56) == 8 &&
+              blk_len(b + 72) == 4,
           "one byte short: two records per block (%zu bytes)", n);
     free(b);
 
@@ -1243,7 +1304,7 @@ static void test_block_filling(void)
     ok &= trace_writer_close(w) == 0;
     b = slurp(p, &n);
     CHECK(ok && b && n == 24 + 8 + TRACE_BLOCK_MAX + 8 + 4 &&
-              rd32(b + 24) == TRACE_BLOCK_MAX,
+              blk_len(b + 24) == TRACE_BLOCK_MAX,
           "a block of exactly TRACE_BLOCK_MAX bytes");
     trace_reader *r = trace_reader_open_mem(b, n, "max");
     int last;
@@ -1285,10 +1346,10 @@ static void test_worst_case_packing(void)
         }
         /* 58: the largest of these records, a BEGIN in a group */
         for (size_t off = 24; ok && bsize >= 58 && off + 8 <= len;
-             off += 8 + rd32(img + off))
-            if (rd32(img + off) > bsize) {
+             off += 8 + blk_len(img + off))
+            if (blk_len(img + off) > bsize) {
                 fprintf(stderr, "  bsize %zu: block of %u bytes\n", bsize,
-                        rd32(img + off));
+                        blk_len(img + off));
                 ok = 0;
             }
         free(img);
@@ -1481,24 +1542,24 @@ static void test_header_errors(void)
     trace_reader_close(r);
 
     memcpy(b, tiny_image, sizeof b);
-    b[8] = 7;
+    b[8] = 8;
     e = mem_error(&r, b, sizeof b, &cnt);
-    CHECK(e && strcmp(e, "img.tr: byte 8: trace version 7, this analyzer "
-                         "reads versions 1 to 6") == 0,
-          "version 7: %s", e ? e : "-");
+    CHECK(e && strcmp(e, "img.tr: byte 8: trace version 8, this analyzer "
+                         "reads versions 1 to 7") == 0,
+          "version 8: %s", e ? e : "-");
     trace_reader_close(r);
     b[8] = 0;
     e = mem_error(&r, b, sizeof b, &cnt);
     CHECK(has(e, "trace version 0"), "version 0: %s", e ? e : "-");
     trace_reader_close(r);
-    b[8] = 8;
+    b[8] = 9;
     spit(p, b, sizeof b);
     r = trace_reader_open(p);
     snprintf(want, sizeof want,
-             "%s: byte 8: trace version 8, this analyzer reads versions 1 to "
-             "6", p);
+             "%s: byte 8: trace version 9, this analyzer reads versions 1 to "
+             "7", p);
     e = trace_reader_error(r);
-    CHECK(e && strcmp(e, want) == 0, "version 8 from a file: %s", e ? e : "-");
+    CHECK(e && strcmp(e, want) == 0, "version 9 from a file: %s", e ? e : "-");
     trace_reader_close(r);
 
     memcpy(b, tiny_image, sizeof b);
@@ -1551,7 +1612,7 @@ static uint8_t *multi_image(size_t *n, size_t *nrec, size_t **bounds,
     (*bounds)[*nb] = off;
     (*before)[(*nb)++] = 0;
     while (off < *n) {
-        uint32_t len = rd32(b + off);
+        uint32_t len = blk_len(b + off);
         uint8_t *img = malloc(32 + len);
         memcpy(img, b, 24);
         memcpy(img + 24, b + off, 8 + len);
@@ -1737,6 +1798,82 @@ static void test_skim_crc(void)
     free(before);
 }
 
+/* Version 7's graph-only mark: set on the blocks without name records,
+ * covered by the CRC, and used by a skimming reader to pass a block
+ * unread, from memory and from a file. */
+static void test_graph_only_mark(void)
+{
+    size_t n, nrec, *bounds, *before, nb;
+    uint8_t *b = multi_image(&n, &nrec, &bounds, &before, &nb);
+    size_t names = bounds[0], last = bounds[nb - 2];
+    CHECK(!blk_graph_only(b + names) && blk_graph_only(b + last),
+          "the names' block is unmarked, the last block (an END) marked");
+    int k;
+    for (int which = 0; which < 2; which++) {
+        size_t at_blk = which ? last : names;
+        b[at_blk + 3] ^= 0x80; /* the mark, cleared or set by damage */
+        size_t cnt;
+        char at[64];
+        snprintf(at, sizeof at, "img.tr: byte %zu: CRC mismatch", at_blk);
+        trace_reader *r;
+        const char *e = mem_error(&r, b, n, &cnt);
+        CHECK(e && !strncmp(e, at, strlen(at)),
+              "a %s mark is a CRC mismatch when read in full: %s",
+              which ? "cleared" : "forged", e ? e : "-");
+        trace_reader_close(r);
+        b[at_blk + 3] ^= 0x80;
+    }
+    /* damage inside a marked block (an unknown record type): a skimming
+     * reader never reads it */
+    uint8_t type = b[last + 8];
+    b[last + 8] = 0xff;
+    trace_reader *r = trace_reader_open_mem(b, n, "img.tr");
+    trace_reader_skim(r, 1);
+    size_t got = drain(r, &k);
+    CHECK(k == 0 && got == 2 && trace_reader_offset(r) == n,
+          "a marked block is passed unread: %zu names, last %d, at %llu of "
+          "%zu", got, k, (unsigned long long)trace_reader_offset(r), n);
+    trace_reader_close(r);
+    b[last + 8] = type;
+    /* cut inside a marked block */
+    r = trace_reader_open_mem(b, n - 1, "img.tr");
+    trace_reader_skim(r, 1);
+    drain(r, &k);
+    const char *e = trace_reader_error(r);
+    char want[128];
+    snprintf(want, sizeof want, "img.tr: byte %zu: truncated: block claims "
+             "%u bytes, %zu remain", last, blk_len(b + last),
+             (size_t)(n - 1 - last - 8));
+    CHECK(k == -1 && e && !strcmp(e, want), "a cut marked block, skimmed: "
+          "%s", e ? e : "-");
+    trace_reader_close(r);
+    /* from a file, where the block is passed by seeking */
+    char p[128];
+    path_of(p, sizeof p, "marked.tr");
+    FILE *f = fopen(p, "wb");
+    CHECK(f && fwrite(b, 1, n, f) == n && fclose(f) == 0, "write %s", p);
+    r = trace_reader_open(p);
+    trace_reader_skim(r, 1);
+    got = drain(r, &k);
+    CHECK(k == 0 && got == 2 && trace_reader_offset(r) == n,
+          "from a file: %zu names, last %d, at %llu of %zu", got, k,
+          (unsigned long long)trace_reader_offset(r), n);
+    trace_reader_close(r);
+    f = fopen(p, "wb");
+    CHECK(f && fwrite(b, 1, n - 1, f) == n - 1 && fclose(f) == 0, "cut %s",
+          p);
+    r = trace_reader_open(p);
+    trace_reader_skim(r, 1);
+    drain(r, &k);
+    e = trace_reader_error(r);
+    CHECK(k == -1 && e && strstr(e, "truncated: block claims"),
+          "a cut marked block in a file, skimmed: %s", e ? e : "-");
+    trace_reader_close(r);
+    free(b);
+    free(bounds);
+    free(before);
+}
+
 /* Hand-made payloads with a correct CRC: the decoder, not the CRC, must
  * catch these.  Each expects an exact offset and message. */
 static void test_payload_errors(void)
@@ -1836,17 +1973,22 @@ static void test_payload_errors(void)
           "a 10-byte varint holding UINT64_MAX decodes");
     trace_reader_close(r);
 
-    /* block length outside 1..TRACE_BLOCK_MAX */
-    static const uint32_t lens[] = {0, TRACE_BLOCK_MAX + 1, UINT32_MAX};
-    for (int i = 0; i < 3; i++) {
+    /* block length outside 1..TRACE_BLOCK_MAX (in version 7 the top bit
+     * is the graph-only mark, not part of the length; in version 6 it is) */
+    static const uint32_t lens[] = {0, TRACE_BLOCK_MAX + 1, UINT32_MAX,
+                                    UINT32_MAX};
+    for (int i = 0; i < 4; i++) {
         memcpy(img, tiny_image, sizeof tiny_image);
         le32(img + 24, lens[i]);
+        if (i == 3)
+            img[8] = 6;
         size_t cnt;
         const char *e = mem_error(&r, img, sizeof tiny_image, &cnt);
         char want[200];
         snprintf(want, sizeof want,
                  "img.tr: byte 24: block payload length %u outside 1..%u",
-                 lens[i], TRACE_BLOCK_MAX);
+                 i == 2 ? lens[i] & ~TRACE_BLOCK_GRAPH_ONLY : lens[i],
+                 TRACE_BLOCK_MAX);
         CHECK(e && strcmp(e, want) == 0, "block length %u: %s", lens[i],
               e ? e : "-");
         trace_reader_close(r);
@@ -1998,6 +2140,7 @@ int main(void)
     test_truncation();
     test_bit_flips();
     test_skim_crc();
+    test_graph_only_mark();
     test_payload_errors();
     test_typical_sizes();
 
