@@ -2026,10 +2026,10 @@ static void resync_untied(tstate *ts)
 }
 
 /* The start of a callback.  running: the task the callback says this
- * thread runs (NULL: it names none, or one the tool does not follow).  Where it names the task the thread
- * already thinks it runs, the runtime is not asked again: that question
- * (a thread-id lookup in the runtime's TLS) was 5% of an untied task
- * program's profiled run. */
+ * thread runs (NULL: it names none, or one the tool does not follow).
+ * Where it names the task the thread already thinks it runs, the runtime
+ * is not asked again: that question (a thread-id lookup in the runtime's
+ * TLS) was 5% of an untied task program's profiled run. */
 static tstate *enter_from(const tctx *running)
 {
     tstate *ts = self;
@@ -2042,8 +2042,7 @@ static tstate *enter_from(const tctx *running)
     }
     if (ts && ts->pending)
         flush_pending(ts, NULL, 0);
-    if (ts && ts->ctx && ts->ctx->untied &&
-        running != ts->ctx)
+    if (ts && ts->ctx && ts->ctx->untied && running != ts->ctx)
         resync_untied(ts);
     return ts;
 }
