@@ -135,5 +135,23 @@ int main(int argc, char **argv)
     trace_write_end(w, 0, 1, 0);
     if (trace_writer_close(w) != 0)
         return fail(p);
+
+    /* version 7: small blocks, some of graph records only (marked), some
+     * with names between them */
+    snprintf(p, sizeof p, "%s/seed-marked-v7.tr", argv[1]);
+    if (!(w = trace_writer_open(p, 6, 24)))
+        return fail(p);
+    trace_write_loc(w, 5, "task", "a.c:7");
+    for (uint64_t i = 1; i <= 4; i++) {
+        trace_write_begin(w, i, 0, i - 1, OSPG_P, 5, 0, 0, NULL, 0);
+        trace_write_work(w, i, 0, 100 * i, 5, 0, 0);
+        if (i == 2)
+            trace_write_meta(w, "k", "v");
+        trace_write_time(w, 1000 * i, 1000 * i + 500);
+        trace_write_end(w, i, 1, OSPG_LOC_NONE);
+    }
+    trace_write_end(w, 0, 4, 0);
+    if (trace_writer_close(w) != 0)
+        return fail(p);
     return 0;
 }
