@@ -17,12 +17,12 @@
 
 #include <errno.h>
 #include <fcntl.h>
-#include <sys/stat.h>
 #include <stdarg.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #define FILE_HDR_LEN 24u
@@ -447,6 +447,14 @@ static inline void emit(sink *s, const wrec *w, uint64_t *prev)
     }
 }
 
+/* A record the first pass of the analysis wants (trace version 7 marks
+ * the blocks without one). */
+static int is_name_record(int type)
+{
+    return type == TRACE_LOC || type == TRACE_META || type == TRACE_REGION ||
+           type == TRACE_NOTE;
+}
+
 static void mark_failed(trace_writer *w, int err)
 {
     w->failed = 1;
@@ -499,9 +507,7 @@ static int put_alone(trace_writer *w, const wrec *rec, size_t len)
     sk_drain(&s);
 
     uint8_t hdr[BLOCK_HDR_LEN];
-    int t = rec->r.type;
-    int graph_only = t != TRACE_LOC && t != TRACE_META &&
-                     t != TRACE_REGION && t != TRACE_NOTE;
+    int graph_only = !is_name_record(rec->r.type);
     put_le32(hdr, (uint32_t)len | (graph_only ? TRACE_BLOCK_GRAPH_ONLY : 0));
     put_le32(hdr + 4, ~s.crc ^ (graph_only ? TRACE_GRAPH_ONLY_CRC : 0));
     sink o = {.mode = SK_OUT, .p = w->buf, .cap = BLOCK_HDR_LEN + w->bsize,
@@ -555,9 +561,7 @@ static int put_rec(trace_writer *w, const wrec *rec)
         errno = w->err;
         return -1;
     }
-    int t = rec->r.type;
-    int names = t == TRACE_LOC || t == TRACE_META || t == TRACE_REGION ||
-                t == TRACE_NOTE;
+    int names = is_name_record(rec->r.type);
     if (w->used + rec_bound(rec) <= w->bsize) { /* the common case */
         sink m = {.mode = SK_MEM, .p = w->buf + BLOCK_HDR_LEN + w->used};
         emit(&m, rec, &w->prev);
