@@ -276,15 +276,23 @@ static uint64_t untied_node(uint64_t id, int depth)
     return own + most;
 }
 
-static uint64_t untied(void)
+/* Runs a tree of untied tasks from one untied root task (node(id, 0)) and
+ * counts its tasks (the root and the *created it counted). */
+static uint64_t untied_tree(uint64_t (*node)(uint64_t, int), uint64_t id,
+                            _Atomic uint64_t *created)
 {
     uint64_t span = 0;
 #pragma omp parallel
 #pragma omp single nowait
 #pragma omp task untied shared(span)
-    span = untied_node(1, 0);
-    st_count("task", atomic_load(&untied_tasks) + 1);
+    span = node(id, 0);
+    st_count("task", atomic_load(created) + 1);
     return span;
+}
+
+static uint64_t untied(void)
+{
+    return untied_tree(untied_node, 1, &untied_tasks);
 }
 
 /* Untied tasks whose parts are timed: each task burns, creates its
@@ -321,13 +329,7 @@ static uint64_t mix_node(uint64_t id, int depth)
 
 static uint64_t untied_mix(void)
 {
-    uint64_t span = 0;
-#pragma omp parallel
-#pragma omp single nowait
-#pragma omp task untied shared(span)
-    span = mix_node(3, 0);
-    st_count("task", atomic_load(&mix_tasks) + 1);
-    return span;
+    return untied_tree(mix_node, 3, &mix_tasks);
 }
 
 /* ---- threads of the program's own ---- */
