@@ -69,6 +69,8 @@ static const char usage_text[] =
     "                     would buy (opportunities.csv)\n"
     "  --partial          a trace cut short: profile what was recorded,\n"
     "                     marked incomplete\n"
+    "  -j, --jobs N       threads that replay the trace (default: one per\n"
+    "                     trace stream, up to the CPUs this process may use)\n"
     "  -q, --quiet        no summary\n"
     "  -h, --help         this text\n";
 
@@ -116,6 +118,7 @@ int cmd_analyze(int argc, char **argv)
         {"opportunities", no_argument, NULL, 'O'},
         {"no-opportunities", no_argument, NULL, 'n'},
         {"partial", no_argument, NULL, 'p'},
+        {"jobs", required_argument, NULL, 'j'},
         {"help", no_argument, NULL, 'h'},
         {NULL, 0, NULL, 0},
     };
@@ -127,7 +130,7 @@ int cmd_analyze(int argc, char **argv)
     ao.specs = specs;
     optind = 1;
     opterr = 0; /* its messages are ours, one line each */
-    while ((c = getopt_long(argc, argv, ":o:qh", opts, NULL)) != -1) {
+    while ((c = getopt_long(argc, argv, ":o:qj:h", opts, NULL)) != -1) {
         switch (c) {
         case 'o': outdir = optarg; break;
         case 'q': quiet = 1; break;
@@ -135,6 +138,19 @@ int cmd_analyze(int argc, char **argv)
         case 'O': ao.opportunities = 1; break;
         case 'n': ao.opportunities = 0; break; /* the old default's opt-out */
         case 'p': ao.partial = 1; break;
+        case 'j': {
+            char *end;
+            errno = 0;
+            unsigned long n = strtoul(optarg, &end, 10);
+            if (errno || end == optarg || *end || optarg[0] == '-' || n < 1 ||
+                n > 1024) {
+                fprintf(stderr, "whatif analyze: --jobs %s: expected a "
+                                "number of threads from 1 to 1024\n", optarg);
+                return 2;
+            }
+            ao.jobs = (unsigned)n;
+            break;
+        }
         case 's':
             if (ao.nspecs == MAX_SPECS) {
                 fprintf(stderr, "whatif analyze: at most %d --speedup\n",
@@ -504,7 +520,8 @@ int analyze_trace(const char *dir, const char *outdir,
     replay_hooks none = {.allow_partial = partial,
                          .region_tags = scen_region_tags,
                          .region_tags_arg = &ss,
-                         .progress = "computing the profile"};
+                         .progress = "computing the profile",
+                         .threads = ao ? ao->jobs : 0};
     if (replay_dir(dir, ss.n, ss.scen, lt, &none, &prof, &st, err,
                    sizeof(err))) {
         fprintf(stderr, "whatif analyze: %s\n", err);
@@ -540,6 +557,8 @@ int analyze_trace(const char *dir, const char *outdir,
     report_meta_set(ms.meta, "trace_streams", num);
     snprintf(num, sizeof(num), "%llu", (unsigned long long)st.bytes);
     report_meta_set(ms.meta, "trace_bytes", num);
+    snprintf(num, sizeof(num), "%u", st.solo ? 1 : st.threads);
+    report_meta_set(ms.meta, "analyzer_threads", num);
     snprintf(num, sizeof(num), "%llu",
              (unsigned long long)st.peak_live_nodes);
     report_meta_set(ms.meta, "analyzer_peak_live_nodes", num);

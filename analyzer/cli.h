@@ -20,6 +20,8 @@ typedef struct analyze_opts {
     int opportunities;    /* write opportunities.csv */
     int partial;          /* a trace cut short: profile what was recorded */
     int silent_notes;     /* the notes were said already (--mode both) */
+    unsigned jobs;        /* threads that replay the trace (0: one per
+                           * stream, up to the CPUs; replay_hooks.threads) */
 } analyze_opts;
 
 /* Creates dir if needed and locks it against a second writer (a whatif

@@ -2230,6 +2230,14 @@ void ospg_set_region_tags(ospg *g, ospg_region_tags_fn fn, void *arg)
     g->region_tags_arg = arg;
 }
 
+int ospg_node_under(const ospg_node *n, const ospg_node *anc)
+{
+    for (; n; n = n->parent)
+        if (n == anc)
+            return 1;
+    return 0;
+}
+
 void ospg_node_set_user(ospg_node *n, void *user)
 {
     n->user = user;

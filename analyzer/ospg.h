@@ -101,6 +101,11 @@ size_t ospg_nscen(const ospg *g);
  * nothing else (finish, free, the release hook's map) concurrently. */
 void ospg_set_concurrent(ospg *g);
 
+/* 1 when anc is n or one of n's ancestors.  Only n's ancestors are read
+ * (anc is compared, not followed): a caller that holds n live may ask
+ * about a node it cannot vouch for. */
+int ospg_node_under(const ospg_node *n, const ospg_node *anc);
+
 /* The root S-node (location OSPG_LOC_PROGRAM), live until ospg_finish(). */
 ospg_node *ospg_root(ospg *g);
 

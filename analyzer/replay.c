@@ -10,6 +10,10 @@
 
 #include <dirent.h>
 #include <errno.h>
+#include <pthread.h>
+#include <sched.h>
+#include <stdalign.h>
+#include <stdatomic.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -29,6 +33,7 @@
     } while (0)
 #include <uthash.h>
 
+#include "spin.h"
 #include "trace.h"
 
 #define BATCH 1024 /* records per stream per turn */
@@ -54,8 +59,21 @@ typedef struct id_entry {
     uint64_t scope;     /* MAP_NODE: its sync scope; MAP_GROUP: the
                          * worksharing instance */
     uint32_t loc;       /* MAP_GROUP: its location, its members' too */
+    /* with several threads (under its map's lock): */
+    struct idmap *map;  /* the map it is in */
+    uint64_t arrived;   /* MAP_NODE: records that named it as parent */
+    uint64_t nchildren; /* MAP_NODE: its END's count, once ended */
+    int ended;
+    ospg_node *owner_node; /* MAP_GROUP: the owner's node */
+    struct id_entry *aliases; /* MAP_GROUP: copies in other threads' maps
+                               * (linked through alias_next) */
+    struct id_entry *alias_next;
+    struct id_entry *primary; /* an alias: the group's entry */
     UT_hash_handle hh;
 } id_entry;
+
+typedef struct shared shared;
+typedef struct idmap idmap;
 
 struct replay_engine {
     ospg *g;
@@ -76,6 +94,10 @@ struct replay_engine {
     /* the record being applied, for messages */
     const char *src;
     uint64_t off;
+    shared *sh;         /* several threads apply records: what they share
+                         * (NULL: this is the only one) */
+    idmap *map;         /* with sh: the ids this thread's streams began */
+    unsigned nspare;
     char err[8192];
 };
 
@@ -94,12 +116,105 @@ static void rec_err(replay *rp, const char *fmt, ...)
     va_end(ap);
 }
 
+/* ---- Ids that several threads share ----
+ *
+ * With several threads, each applies the records of its own streams
+ * (replay_files) and keeps the ids they begin in a map of its own, under a
+ * spin lock held only to find, add or remove an entry, never across a call
+ * of the core.  A thread finds nearly every id in its own map (a task's
+ * records come from the thread that ran it), whose lock stays in its
+ * cache; it looks in the others' maps when not.  A loop's chunks run on
+ * every thread: a thread that finds a group in another's map copies it
+ * into its own (an alias, removed with the group).
+ *
+ * The core frees a node on whichever thread completes its subtree, so a
+ * thread may use a node only while the core cannot complete it: each
+ * record that names the node as its parent is counted under the lock,
+ * and so is its END's child count.  While the records counted are no more
+ * than that count, the core waits for every one of them; a trace whose
+ * records name a node more often than its END says is refused before the
+ * core sees the extra one.  A group is used only when its owner is the
+ * member's parent or an ancestor of it, which keeps the owner, and so the
+ * group, live. */
+#define SPARE_KEEP 4096 /* released entries a thread keeps for reuse */
+
+struct idmap {
+    alignas(64) spin_lock lock;
+    id_entry *nodes;
+    id_entry *groups;
+};
+
+struct shared {
+    idmap *maps;            /* one per thread */
+    size_t nmaps;
+    ospg_node *root;        /* live to the end: never counted */
+    spin_lock create;       /* a group is created by one thread at a time */
+    pthread_mutex_t names;  /* the location table, the hooks, the root */
+    int root_ended;
+    uint64_t root_nchildren;
+};
+
+/* The engine of the thread that calls the core now (its spare entries). */
+static _Thread_local replay *thread_rp;
+
+static id_entry *entry_new(replay *rp)
+{
+    id_entry *e = rp->spare;
+    if (e) {
+        rp->spare = e->hh.next;
+        rp->nspare--;
+        memset(e, 0, sizeof(*e));
+        return e;
+    }
+    return calloc(1, sizeof(*e));
+}
+
+static void entry_spare(replay *rp, id_entry *e)
+{
+    if (!rp || rp->nspare >= SPARE_KEEP) {
+        free(e);
+        return;
+    }
+    e->hh.next = rp->spare;
+    rp->spare = e;
+    rp->nspare++;
+}
+
+static void map_del(id_entry *e)
+{
+    idmap *m = e->map;
+    spin_acquire(&m->lock);
+    if (e->type == MAP_NODE)
+        HASH_DEL(m->nodes, e);
+    else
+        HASH_DEL(m->groups, e);
+    spin_release(&m->lock);
+}
+
+static void shared_release(id_entry *e)
+{
+    replay *mine = thread_rp;
+    map_del(e);
+    /* no thread looks a group up through an alias once the group's owner
+     * is folded (only members under the owner do) */
+    for (id_entry *a = e->aliases, *next; a; a = next) {
+        next = a->alias_next;
+        map_del(a);
+        entry_spare(mine, a);
+    }
+    entry_spare(mine, e);
+}
+
 /* The core tells us when a node or group is folded: forget its id (and
  * report the grain it was: nothing below it is left to count). */
 static void on_release(void *arg, void *user)
 {
     replay *rp = arg;
     id_entry *e = user;
+    if (rp->sh) {
+        shared_release(e);
+        return;
+    }
     if (e->own) {
         rp->hooks.grain(rp->hooks.arg, &e->own->g);
         free(e->own);
@@ -137,13 +252,9 @@ static id_entry *find_node(replay *rp, uint64_t id)
 static int map_add(replay *rp, id_entry **head, uint64_t id, int type,
                    id_entry **out)
 {
-    id_entry *e = rp->spare;
-    if (e) {
-        rp->spare = e->hh.next;
-        memset(e, 0, sizeof(*e));
-    } else if (!(e = calloc(1, sizeof(*e)))) {
+    id_entry *e = entry_new(rp);
+    if (!e)
         return -1;
-    }
     e->id = id;
     e->type = type;
     HASH_ADD(hh, *head, id, sizeof(e->id), e);
@@ -173,9 +284,11 @@ static int core_error(replay *rp, const trace_rec *r, int rc)
     return -1;
 }
 
-replay_engine *replay_engine_new(size_t nscen, const ospg_scenario *scen,
-                                 loctab *lt, const replay_hooks *hooks,
-                                 const char *unit)
+/* An engine; with nmaps > 0, one whose builder nmaps threads share, each
+ * through an engine of its own with a map of its own (team_run). */
+static replay *engine_new(size_t nscen, const ospg_scenario *scen,
+                          loctab *lt, const replay_hooks *hooks,
+                          const char *unit, size_t nmaps)
 {
     replay *rp = calloc(1, sizeof(*rp));
     if (!rp)
@@ -185,18 +298,60 @@ replay_engine *replay_engine_new(size_t nscen, const ospg_scenario *scen,
         rp->hooks = *hooks;
     rp->unit = unit;
     rp->src = "";
-    id_entry *root;
-    if (!(rp->g = ospg_new(nscen, scen)) ||
-        map_add(rp, &rp->nodes, TRACE_ROOT_ID, MAP_NODE, &root)) {
-        replay_engine_free(rp);
-        return NULL;
+    id_entry *root = NULL;
+    if (!(rp->g = ospg_new(nscen, scen)))
+        goto fail;
+    if (nmaps) {
+        if (!(rp->sh = calloc(1, sizeof(*rp->sh))) ||
+            !(rp->sh->maps = aligned_alloc(64, nmaps * sizeof(idmap))))
+            goto fail;
+        memset(rp->sh->maps, 0, nmaps * sizeof(idmap));
+        rp->sh->nmaps = nmaps;
+        rp->sh->root = ospg_root(rp->g);
+        pthread_mutex_init(&rp->sh->names, NULL);
+        ospg_set_concurrent(rp->g);
+    } else {
+        if (!(root = entry_new(rp)))
+            goto fail;
+        root->id = TRACE_ROOT_ID;
+        root->type = MAP_NODE;
+        root->node = ospg_root(rp->g);
+        HASH_ADD(hh, rp->nodes, id, sizeof(root->id), root);
     }
     ospg_set_release_hook(rp->g, on_release, rp);
     if (rp->hooks.region_tags)
         ospg_set_region_tags(rp->g, rp->hooks.region_tags,
                              rp->hooks.region_tags_arg);
-    root->node = ospg_root(rp->g);
     return rp;
+fail:
+    replay_engine_free(rp);
+    return NULL;
+}
+
+replay_engine *replay_engine_new(size_t nscen, const ospg_scenario *scen,
+                                 loctab *lt, const replay_hooks *hooks,
+                                 const char *unit)
+{
+    return engine_new(nscen, scen, lt, hooks, unit, 0);
+}
+
+static void map_free(id_entry **head)
+{
+    id_entry *e, *tmp;
+    HASH_ITER(hh, *head, e, tmp) {
+        HASH_DEL(*head, e);
+        free(e->own);
+        free(e);
+    }
+}
+
+static void spares_free(replay *rp)
+{
+    while (rp->spare) {
+        id_entry *e = rp->spare;
+        rp->spare = e->hh.next;
+        free(e);
+    }
 }
 
 void replay_engine_free(replay_engine *rp)
@@ -207,21 +362,19 @@ void replay_engine_free(replay_engine *rp)
         ospg_set_release_hook(rp->g, NULL, NULL);
         ospg_free(rp->g);
     }
-    id_entry *e, *tmp;
-    HASH_ITER(hh, rp->nodes, e, tmp) {
-        HASH_DEL(rp->nodes, e);
-        free(e->own);
-        free(e);
+    if (rp->sh) {
+        for (size_t i = 0; rp->sh->maps && i < rp->sh->nmaps; i++) {
+            map_free(&rp->sh->maps[i].nodes);
+            map_free(&rp->sh->maps[i].groups);
+        }
+        if (rp->sh->maps)
+            pthread_mutex_destroy(&rp->sh->names);
+        free(rp->sh->maps);
+        free(rp->sh);
     }
-    HASH_ITER(hh, rp->groups, e, tmp) {
-        HASH_DEL(rp->groups, e);
-        free(e);
-    }
-    while (rp->spare) {
-        e = rp->spare;
-        rp->spare = e->hh.next;
-        free(e);
-    }
+    map_free(&rp->nodes);
+    map_free(&rp->groups);
+    spares_free(rp);
     free(rp);
 }
 
@@ -346,6 +499,279 @@ static void grain_leaf(replay *rp, id_entry *p, const trace_rec *r,
     rp->hooks.grain(rp->hooks.arg, &g);
 }
 
+static int apply_names(replay *rp, const trace_rec *r);
+
+/* ---- Records applied by several threads ---- */
+
+/* The entry of id (a node, or with groups set a group), in the calling
+ * thread's map first: returned with its map's lock held, or NULL. */
+static id_entry *shared_find(replay *rp, uint64_t id, int groups)
+{
+    shared *sh = rp->sh;
+    for (size_t k = 0; k <= sh->nmaps; k++) {
+        idmap *m = k == 0 ? rp->map : &sh->maps[k - 1];
+        if (k > 0 && m == rp->map)
+            continue;
+        id_entry *e;
+        spin_acquire(&m->lock);
+        HASH_FIND(hh, groups ? m->groups : m->nodes, &id, sizeof(id), e);
+        if (e)
+            return e;
+        spin_release(&m->lock);
+    }
+    return NULL;
+}
+
+/* The node a record names as its parent: 1 with *node set and the record
+ * counted, 0 when no stream has begun it yet, -1 when its END counted
+ * fewer children (message set). */
+static int shared_parent(replay *rp, uint64_t id, ospg_node **node)
+{
+    if (id == TRACE_ROOT_ID) {
+        *node = rp->sh->root;
+        return 1;
+    }
+    id_entry *e = shared_find(rp, id, 0);
+    if (!e)
+        return 0;
+    int rc = 1;
+    if (++e->arrived > e->nchildren && e->ended)
+        rc = -1;
+    else
+        *node = e->node;
+    spin_release(&e->map->lock);
+    if (rc < 0)
+        rec_err(rp, "node %llu has more children than its end record "
+                "counts", (unsigned long long)id);
+    return rc;
+}
+
+/* The node an END names: 1 with *node set, 0 when not begun yet, -1 when
+ * it ended before or more records named it as parent (message set). */
+static int shared_end(replay *rp, uint64_t id, uint64_t nchildren,
+                      ospg_node **node)
+{
+    id_entry *e = shared_find(rp, id, 0);
+    if (!e)
+        return 0;
+    int rc = 1;
+    if (e->ended || e->arrived > nchildren) {
+        rc = -1;
+    } else {
+        e->ended = 1;
+        e->nchildren = nchildren;
+        *node = e->node;
+    }
+    spin_release(&e->map->lock);
+    if (rc < 0)
+        rec_err(rp, "node %llu ends twice, or with fewer children than "
+                "records name it", (unsigned long long)id);
+    return rc;
+}
+
+/* Maps a node just begun, in the calling thread's map.  Returns 1, or -1
+ * when its id is taken there or out of memory (message set). */
+static int shared_add_node(replay *rp, uint64_t id, ospg_node *n)
+{
+    id_entry *e = entry_new(rp), *there;
+    if (!e) {
+        rec_err(rp, "out of memory");
+        return -1;
+    }
+    e->id = id;
+    e->type = MAP_NODE;
+    e->node = n;
+    e->map = rp->map;
+    ospg_node_set_user(n, e);
+    spin_acquire(&rp->map->lock);
+    HASH_FIND(hh, rp->map->nodes, &id, sizeof(id), there);
+    if (!there)
+        HASH_ADD(hh, rp->map->nodes, id, sizeof(e->id), e);
+    spin_release(&rp->map->lock);
+    if (!there)
+        return 1;
+    ospg_node_set_user(n, NULL);
+    entry_spare(rp, e);
+    rec_err(rp, "node %llu begun twice", (unsigned long long)id);
+    return -1;
+}
+
+/* A group entry for the calling thread's map, owned by no core object. */
+static id_entry *group_entry(replay *rp, const trace_rec *r, ospg_group *gr,
+                             ospg_node *owner)
+{
+    id_entry *e = entry_new(rp);
+    if (!e)
+        return NULL;
+    e->id = r->group;
+    e->type = MAP_GROUP;
+    e->group = gr;
+    e->owner = r->owner;
+    e->owner_node = owner;
+    e->loc = r->loc;
+    e->map = rp->map;
+    return e;
+}
+
+static void map_add_group(idmap *m, id_entry *e)
+{
+    spin_acquire(&m->lock);
+    HASH_ADD(hh, m->groups, id, sizeof(e->id), e);
+    spin_release(&m->lock);
+}
+
+/* What a thread reads of a group's entry, under its map's lock. */
+typedef struct group_view {
+    ospg_group *group;
+    uint64_t owner;
+    ospg_node *owner_node;
+    idmap *map;
+    id_entry *primary;
+} group_view;
+
+/* Copies e (its map's lock held) and lets go of the lock. */
+static void group_look(id_entry *e, group_view *v)
+{
+    v->group = e->group;
+    v->owner = e->owner;
+    v->owner_node = e->owner_node;
+    v->map = e->map;
+    v->primary = e->primary ? e->primary : e;
+    spin_release(&e->map->lock);
+}
+
+/* Creates the group of a member whose parent is p, under its owner, one
+ * thread at a time (so a group is created once), unless another thread
+ * came first.  Returns 1 with *v set, or 0 with *why set. */
+static int shared_group_create(replay *rp, const trace_rec *r, ospg_node *p,
+                               group_view *v, const char **why)
+{
+    spin_acquire(&rp->sh->create);
+    id_entry *e = shared_find(rp, r->group, 1);
+    if (e) {
+        group_look(e, v);
+    } else if (r->loc == OSPG_LOC_NONE) {
+        *why = "group member without a location";
+    } else {
+        id_entry *o = r->owner == TRACE_ROOT_ID
+                          ? NULL
+                          : shared_find(rp, r->owner, 0);
+        ospg_node *owner = o ? o->node : NULL;
+        if (o)
+            spin_release(&o->map->lock);
+        if (r->owner == TRACE_ROOT_ID)
+            owner = rp->sh->root;
+        ospg_group *gr = NULL;
+        if (!owner || !ospg_node_under(p, owner))
+            *why = "its owner is not an ancestor of the member";
+        else if (!(gr = ospg_group_new(rp->g, owner, r->loc)) ||
+                 !(e = group_entry(rp, r, gr, owner)))
+            *why = "out of memory"; /* a group made stays with its owner */
+        if (e) {
+            ospg_group_set_user(gr, e);
+            *v = (group_view){gr, r->owner, owner, rp->map, e};
+            map_add_group(rp->map, e);
+        }
+    }
+    spin_release(&rp->sh->create);
+    return e != NULL;
+}
+
+/* The group of a member whose parent p the caller holds (shared_parent).
+ * Returns 1 with *out set, -1 on error (message set). */
+static int shared_group(replay *rp, const trace_rec *r, ospg_node *p,
+                        ospg_group **out)
+{
+    const char *why = NULL;
+    group_view v;
+    id_entry *e = shared_find(rp, r->group, 1);
+    int have = 1;
+    if (e)
+        group_look(e, &v);
+    else
+        have = shared_group_create(rp, r, p, &v, &why);
+    if (have && v.owner != r->owner)
+        why = "members of the group name different owners";
+    else if (have && !ospg_node_under(p, v.owner_node))
+        why = "its owner is not an ancestor of the member";
+    if (why) {
+        rec_err(rp, "group %llu: %s", (unsigned long long)r->group, why);
+        return -1;
+    }
+    if (v.map != rp->map) {
+        /* the owner is live (p's ancestor): the group stays until the
+         * owner folds, which removes the alias with it */
+        id_entry *a = group_entry(rp, r, v.group, v.owner_node);
+        if (!a) {
+            rec_err(rp, "out of memory");
+            return -1;
+        }
+        a->primary = v.primary;
+        spin_acquire(&v.primary->map->lock);
+        a->alias_next = v.primary->aliases;
+        v.primary->aliases = a;
+        spin_release(&v.primary->map->lock);
+        map_add_group(rp->map, a);
+    }
+    *out = v.group;
+    return 1;
+}
+
+/* A graph record with several threads: 1 applied, 0 names a node not
+ * begun yet, -1 on error; 2 when r is not a graph record. */
+static int apply_shared(replay *rp, const trace_rec *r)
+{
+    ospg_node *p = NULL, *n;
+    ospg_group *gr = NULL;
+    int rc;
+    switch (r->type) {
+    case TRACE_BEGIN:
+        if (r->id == TRACE_ROOT_ID) {
+            rec_err(rp, "node %llu begun twice", (unsigned long long)r->id);
+            return -1;
+        }
+        if ((rc = shared_parent(rp, r->parent, &p)) <= 0)
+            return rc;
+        if (r->group && shared_group(rp, r, p, &gr) < 0)
+            return -1;
+        n = ospg_begin(rp->g, p, r->idx, (ospg_kind)r->kind, r->loc, gr,
+                       r->deps, r->ndeps, &rc);
+        return n ? shared_add_node(rp, r->id, n) : core_error(rp, r, rc);
+    case TRACE_WORK:
+        if ((rc = shared_parent(rp, r->parent, &p)) <= 0)
+            return rc;
+        rc = ospg_work_sampled(rp->g, p, r->idx, r->work, r->loc, r->region,
+                               r->flags, r->samples, r->nsamples);
+        return rc ? core_error(rp, r, rc) : 1;
+    case TRACE_LEAF: {
+        if ((rc = shared_parent(rp, r->parent, &p)) <= 0)
+            return rc;
+        if (r->group && shared_group(rp, r, p, &gr) < 0)
+            return -1;
+        ospg_leaf_work w = {r->work, r->wloc, r->region, r->flags};
+        rc = ospg_leaf(rp->g, p, r->idx, (ospg_kind)r->kind, r->loc, gr,
+                       r->nchildren ? &w : NULL);
+        return rc ? core_error(rp, r, rc) : 1;
+    }
+    case TRACE_END:
+        if (r->id == TRACE_ROOT_ID) {
+            pthread_mutex_lock(&rp->sh->names);
+            int twice = rp->sh->root_ended;
+            rp->sh->root_ended = 1;
+            rp->sh->root_nchildren = r->nchildren;
+            pthread_mutex_unlock(&rp->sh->names);
+            if (twice)
+                rec_err(rp, "the program ends twice");
+            return twice ? -1 : 1;
+        }
+        if ((rc = shared_end(rp, r->id, r->nchildren, &n)) <= 0)
+            return rc;
+        rc = ospg_end(rp->g, n, r->nchildren, r->loc);
+        return rc ? core_error(rp, r, rc) : 1;
+    }
+    return 2;
+}
+
 int replay_engine_apply(replay_engine *rp, const trace_rec *r,
                         const char *src, uint64_t off)
 {
@@ -359,6 +785,15 @@ int replay_engine_apply(replay_engine *rp, const trace_rec *r,
         r->type != TRACE_META && r->type != TRACE_REGION &&
         r->type != TRACE_NOTE)
         return 1;
+    if (rp->sh) {
+        if ((rc = apply_shared(rp, r)) != 2)
+            return rc;
+        /* names, metadata and the like: rare, one thread at a time */
+        pthread_mutex_lock(&rp->sh->names);
+        rc = apply_names(rp, r);
+        pthread_mutex_unlock(&rp->sh->names);
+        return rc;
+    }
     switch (r->type) {
     case TRACE_BEGIN:
         if (!(p = find_node(rp, r->parent)))
@@ -426,6 +861,15 @@ int replay_engine_apply(replay_engine *rp, const trace_rec *r,
         }
         rc = ospg_end(rp->g, e->node, r->nchildren, r->loc);
         return rc ? core_error(rp, r, rc) : 1;
+    }
+    return apply_names(rp, r);
+}
+
+/* A record that is not part of the graph. */
+static int apply_names(replay *rp, const trace_rec *r)
+{
+    int rc;
+    switch (r->type) {
     case TRACE_LOC:
         rc = loctab_set(rp->lt, r->loc, r->str1, r->str2);
         if (rc) {
@@ -487,12 +931,14 @@ int replay_engine_finish(replay_engine *rp, int partial, ospg_profile *out)
 /* ---- Trace files ---- */
 
 typedef struct stream {
-    const char *name;
+    /* a line of its own: with several threads each stream is one's */
+    alignas(64) const char *name;
     trace_reader *rd;
     int done;
     int pending;        /* rec holds a record not yet applied */
     uint64_t rec_off;   /* its byte offset */
     trace_rec rec;
+    atomic_uint_fast64_t at; /* bytes read so far (the progress line) */
 } stream;
 
 
@@ -543,6 +989,8 @@ static long step(replay *rp, stream *s, replay_stats *st, char *err,
         s->pending = 0;
         applied++;
     }
+    atomic_store_explicit(&s->at, trace_reader_offset(s->rd),
+                          memory_order_relaxed);
     return applied;
 }
 
@@ -587,7 +1035,7 @@ static void progress_step(progress *pr, const stream *ss, size_t npaths)
         return;
     uint64_t at = 0;
     for (size_t i = 0; i < npaths; i++)
-        at += trace_reader_offset(ss[i].rd);
+        at += atomic_load_explicit(&ss[i].at, memory_order_relaxed);
     fprintf(stderr, "\rwhatif: %s %3.0f%%", pr->label,
             100.0 * (double)(at < pr->total ? at : pr->total) /
                 (double)pr->total);
@@ -600,14 +1048,272 @@ static void progress_end(progress *pr)
         fprintf(stderr, "\r%*s\r", (int)strlen(pr->label) + 16, "");
 }
 
-int replay_files(const char *const *paths, size_t npaths, size_t nscen,
-                 const ospg_scenario *scen, loctab *lt,
-                 const replay_hooks *hooks, ospg_profile *out,
-                 replay_stats *stats, char *err, size_t errlen)
+/* ---- Several threads ----
+ *
+ * Each thread applies every nth stream, a batch per stream per turn as one
+ * thread does.  A turn in which none of its streams could apply a record
+ * (each waits on a node another thread's stream begins) leaves the thread
+ * blocked until the others apply more; when every thread still running
+ * is blocked and no record was applied since they all looked, the trace
+ * cannot be replayed (the caller then replays it on one thread, which
+ * finds the record to blame).  So that streams written side by side are
+ * still read side by side (the memory bound), a thread that is LAG turns
+ * ahead of one that can go on waits for it.
+ *
+ * Streams that keep waiting on each other (a thread's next records need a
+ * node the other's stream begins, and back, every few records) are faster
+ * on one thread: each wait hands the work across cores.  When more than
+ * one turn in SOLO_BLOCKED is blocked, the other threads stop after their
+ * turn and the first applies every stream (the traces of real programs
+ * block in at most one turn in ten; a tree whose every other task was
+ * stolen, in every turn). */
+#define LAG 4
+#define SOLO_BLOCKED 4     /* ... one turn in this many */
+#define SOLO_AFTER 256     /* turns taken before deciding */
+#define SOLO_EVERY 64      /* the first thread's turns between looks */
+
+enum { W_RUNS, W_BLOCKED, W_DONE };
+
+typedef struct team team;
+
+typedef struct worker {
+    replay rp;          /* a view of the shared engine: its own messages,
+                         * spare entries */
+    team *team;
+    size_t first;       /* its streams: first, first + nthreads, ... */
+    replay_stats st;
+    char err[512];
+    pthread_t tid;
+    alignas(64) atomic_uint_fast64_t turns; /* that applied records */
+    atomic_int state;
+    atomic_uint_fast64_t blocked_at; /* `applied` when its last turn began */
+    atomic_uint_fast64_t blocked;    /* turns that applied nothing */
+} worker;
+
+struct team {
+    stream *ss;
+    size_t nstreams;
+    worker *w;
+    size_t nw;
+    progress *pr;
+    atomic_int stop;    /* a thread failed, or the streams are stuck */
+    atomic_int solo;    /* the first thread goes on with every stream */
+    alignas(64) atomic_uint_fast64_t applied; /* records, every thread */
+};
+
+/* Whether every other thread still running is blocked since `seen`. */
+static int team_stuck(team *t, const worker *self, uint64_t seen)
+{
+    if (atomic_load(&t->applied) != seen)
+        return 0;
+    for (size_t i = 0; i < t->nw; i++) {
+        worker *o = &t->w[i];
+        if (o == self)
+            continue;
+        int state = atomic_load(&o->state);
+        if (state == W_DONE)
+            continue;
+        if (state != W_BLOCKED || atomic_load(&o->blocked_at) != seen)
+            return 0;
+    }
+    /* a thread seen done may have applied its last records since the
+     * first look: it counted them before it said so */
+    return atomic_load(&t->applied) == seen;
+}
+
+/* Waits while a thread that can go on is more than LAG turns behind. */
+static void team_wait_laggards(team *t, const worker *self, uint64_t turns)
+{
+    for (;;) {
+        int behind = 0;
+        for (size_t i = 0; i < t->nw && !behind; i++) {
+            worker *o = &t->w[i];
+            behind = o != self && atomic_load(&o->state) == W_RUNS &&
+                     atomic_load(&o->turns) + LAG < turns;
+        }
+        if (!behind || atomic_load(&t->stop) || atomic_load(&t->solo))
+            return;
+        sched_yield();
+    }
+}
+
+/* A blocked thread waits until another applies records: looking again
+ * at once would only take the others' map locks from them.  Returns 1
+ * when every thread is blocked and none will apply more. */
+static int team_wait_progress(team *t, const worker *self, uint64_t seen)
+{
+    for (unsigned spins = 0; atomic_load(&t->applied) == seen; spins++) {
+        if (atomic_load(&t->stop) || (self != t->w && atomic_load(&t->solo)))
+            return 0;
+        if (team_stuck(t, self, seen))
+            return 1;
+        if (spins % 64 == 63)
+            sched_yield();
+#if defined(__x86_64__) || defined(__i386__)
+        else
+            __builtin_ia32_pause();
+#endif
+    }
+    return 0;
+}
+
+/* The first thread, every SOLO_EVERY turns: whether to go on alone, and
+ * then once the others have stopped. */
+static void team_consider_solo(team *t, uint64_t turns)
+{
+    if (atomic_load(&t->solo) || turns % SOLO_EVERY)
+        return;
+    uint64_t all = 0, blocked = 0;
+    for (size_t i = 0; i < t->nw; i++) {
+        all += atomic_load(&t->w[i].turns);
+        blocked += atomic_load_explicit(&t->w[i].blocked,
+                                        memory_order_relaxed);
+    }
+    all += blocked;
+    if (all < SOLO_AFTER || blocked * SOLO_BLOCKED <= all)
+        return;
+    atomic_store(&t->solo, 1);
+    for (size_t i = 1; i < t->nw; i++)
+        while (atomic_load(&t->w[i].state) != W_DONE)
+            sched_yield();
+}
+
+static void *team_member(void *arg)
+{
+    worker *w = arg;
+    team *t = w->team;
+    int first = w == t->w;
+    uint64_t own_turns = 0;
+    thread_rp = &w->rp;
+    while (!atomic_load(&t->stop)) {
+        if (first) {
+            progress_step(t->pr, t->ss, t->nstreams);
+            team_consider_solo(t, ++own_turns);
+        }
+        int solo = atomic_load(&t->solo);
+        if (solo && !first)
+            break;
+        uint64_t seen = atomic_load(&t->applied);
+        long applied = 0;
+        size_t open = 0;
+        size_t stride = solo ? 1 : t->nw;
+        for (size_t i = solo ? 0 : w->first; i < t->nstreams; i += stride) {
+            long n = step(&w->rp, &t->ss[i], &w->st, w->err,
+                          sizeof(w->err));
+            if (n < 0) {
+                atomic_store(&t->stop, 1);
+                goto out;
+            }
+            applied += n;
+            open += !t->ss[i].done;
+        }
+        if (applied) {
+            atomic_fetch_add(&t->applied, (uint64_t)applied);
+            atomic_store(&w->state, W_RUNS);
+            uint64_t turns = atomic_fetch_add(&w->turns, 1) + 1;
+            if (open)
+                team_wait_laggards(t, w, turns);
+        }
+        if (!open)
+            break;
+        if (applied)
+            continue;
+        atomic_fetch_add_explicit(&w->blocked, 1, memory_order_relaxed);
+        atomic_store(&w->blocked_at, seen);
+        atomic_store(&w->state, W_BLOCKED);
+        if (team_wait_progress(t, w, seen)) {
+            atomic_store(&t->stop, 1);
+            break;
+        }
+    }
+out:
+    atomic_store(&w->state, W_DONE);
+    thread_rp = NULL;
+    return NULL;
+}
+
+/* Applies the streams with nthreads threads (the caller's one of them).
+ * Returns 0, or -1 when they could not all be applied (err says why). */
+static int team_run(replay *rp, stream *ss, size_t nstreams, unsigned nthreads,
+                    progress *pr, replay_stats *st, char *err, size_t errlen)
+{
+    team t = {.ss = ss, .nstreams = nstreams, .nw = nthreads, .pr = pr};
+    size_t bytes = nthreads * sizeof(*t.w);
+    /* aligned: the members' counters live on cache lines of their own */
+    t.w = aligned_alloc(64, (bytes + 63) / 64 * 64);
+    if (!t.w) {
+        snprintf(err, errlen, "out of memory");
+        return -1;
+    }
+    memset(t.w, 0, bytes);
+    for (size_t i = 0; i < nthreads; i++) {
+        worker *w = &t.w[i];
+        memcpy(&w->rp, rp, sizeof(*rp));
+        w->rp.spare = NULL;
+        w->rp.nspare = 0;
+        w->rp.map = &rp->sh->maps[i];
+        w->team = &t;
+        w->first = i;
+        atomic_init(&w->state, W_RUNS);
+    }
+    size_t started = 1;
+    for (; started < nthreads; started++)
+        if (pthread_create(&t.w[started].tid, NULL, team_member,
+                           &t.w[started])) {
+            atomic_store(&t.stop, 1);
+            break;
+        }
+    team_member(&t.w[0]);
+    for (size_t i = 1; i < started; i++)
+        pthread_join(t.w[i].tid, NULL);
+    const char *why = NULL;
+    for (size_t i = 0; i < nthreads; i++) {
+        st->records += t.w[i].st.records;
+        if (!why && t.w[i].err[0])
+            why = t.w[i].err;
+        spares_free(&t.w[i].rp);
+    }
+    st->solo = atomic_load(&t.solo);
+    int stopped = atomic_load(&t.stop);
+    if (stopped)
+        snprintf(err, errlen, "%s", why ? why
+                                        : "the streams wait on each other");
+    free(t.w);
+    rp->root_ended = rp->sh->root_ended;
+    rp->root_nchildren = rp->sh->root_nchildren;
+    return stopped ? -1 : 0;
+}
+
+/* Threads for replay_files (1: the caller's alone). */
+static unsigned team_size(const replay_hooks *hooks, size_t npaths)
+{
+    unsigned want = hooks ? hooks->threads : 0;
+    if (want == 1 || npaths < 2 ||
+        (hooks && (hooks->scan_only || hooks->allow_partial ||
+                   hooks->grain || hooks->wait)))
+        return 1;
+    if (!want) {
+        cpu_set_t set;
+        want = sched_getaffinity(0, sizeof(set), &set) == 0
+                   ? (unsigned)CPU_COUNT(&set)
+                   : 1;
+    }
+    return want < npaths ? want : (unsigned)npaths;
+}
+
+static int replay_once(const char *const *paths, size_t npaths,
+                       unsigned nthreads, size_t nscen,
+                       const ospg_scenario *scen, loctab *lt,
+                       const replay_hooks *hooks, ospg_profile *out,
+                       replay_stats *stats, char *err, size_t errlen)
 {
     replay_stats st = {0};
-    stream *ss = calloc(npaths ? npaths : 1, sizeof(*ss));
-    replay *rp = replay_engine_new(nscen, scen, lt, hooks, "byte");
+    size_t ss_bytes = (npaths ? npaths : 1) * sizeof(stream);
+    stream *ss = aligned_alloc(64, ss_bytes);
+    if (ss)
+        memset(ss, 0, ss_bytes);
+    replay *rp = engine_new(nscen, scen, lt, hooks, "byte",
+                            nthreads > 1 ? nthreads : 0);
     int ret = -1;
     if (rp && hooks)
         rp->allow_partial = hooks->allow_partial;
@@ -636,10 +1342,14 @@ int replay_files(const char *const *paths, size_t npaths, size_t nscen,
             trace_reader_skim(ss[i].rd, 1);
     }
     st.streams = npaths;
+    st.threads = nthreads;
     progress pr;
     progress_start(&pr, hooks ? hooks->progress : NULL, paths, npaths);
 
-    for (;;) {
+    if (nthreads > 1 &&
+        team_run(rp, ss, npaths, nthreads, &pr, &st, err, errlen))
+        goto out;
+    while (nthreads == 1) {
         progress_step(&pr, ss, npaths);
         long progress = 0;
         size_t open = 0;
@@ -702,6 +1412,21 @@ out:
         trace_reader_close(ss[i].rd);
     free(ss);
     return ret;
+}
+
+int replay_files(const char *const *paths, size_t npaths, size_t nscen,
+                 const ospg_scenario *scen, loctab *lt,
+                 const replay_hooks *hooks, ospg_profile *out,
+                 replay_stats *stats, char *err, size_t errlen)
+{
+    unsigned nthreads = team_size(hooks, npaths);
+    /* a trace the threads cannot replay is replayed again on one thread:
+     * the same trace then gives the same message */
+    if (nthreads > 1 && replay_once(paths, npaths, nthreads, nscen, scen, lt,
+                                    hooks, out, stats, err, errlen) == 0)
+        return 0;
+    return replay_once(paths, npaths, 1, nscen, scen, lt, hooks, out, stats,
+                       err, errlen);
 }
 
 static int cmp_str(const void *a, const void *b)

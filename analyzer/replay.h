@@ -70,6 +70,14 @@ typedef struct replay_hooks {
      * nothing, from start_ns to end_ns (a trace of version 6; NULL: none) */
     void (*wait)(void *arg, uint32_t thread, uint64_t start_ns,
                  uint64_t end_ns);
+    /* Threads that apply the streams (replay_files): 0 picks one per
+     * stream up to the CPUs this process may use, 1 applies them all on
+     * the caller's thread.  Several threads are used only for a trace of
+     * several streams read in full, with no grain or wait hook, and
+     * without allow_partial; a trace they cannot replay (an error, a
+     * record naming a node no stream begins) is replayed again on one
+     * thread, so errors and their messages do not depend on it. */
+    unsigned threads;
 } replay_hooks;
 
 typedef struct replay_stats {
@@ -79,6 +87,9 @@ typedef struct replay_stats {
     uint64_t peak_live_nodes;
     int partial;             /* allow_partial was needed */
     uint64_t lost_records;   /* records that named nodes never begun */
+    unsigned threads;        /* threads that applied the records */
+    int solo;                /* they stopped and one went on with every
+                              * stream (the streams waited on each other) */
     char partial_why[4096];   /* the first reason, when partial */
 } replay_stats;
 

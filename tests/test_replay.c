@@ -218,6 +218,37 @@ static void truncated(char paths[][256], unsigned nstreams, gg_rng *rng,
         unlink(cut[s]);
 }
 
+/* Replays pp on one thread and on two: both must agree (the profile's
+ * work and span, or the error message).  Returns the one-thread result
+ * (*p and err from it). */
+static int replay_both(const char *const *pp, unsigned n, ospg_profile *p,
+                       char *err, size_t errlen)
+{
+    char err2[512] = "";
+    ospg_profile p2;
+    replay_hooks one = {.threads = 1}, two = {.threads = 2};
+    loctab *lt = loctab_new(), *lt2 = loctab_new();
+    int r = replay_files(pp, n, 1, NULL, lt, &one, p, NULL, err, errlen);
+    int r2 = replay_files(pp, n, 1, NULL, lt2, &two, &p2, NULL, err2,
+                          sizeof(err2));
+    CHECK(r == r2, "one thread gave %d (%s), two %d (%s)", r, err, r2, err2);
+    if (r == 0 && r2 == 0)
+        CHECK(p->work == p2.work && p->span[0] == p2.span[0],
+              "one thread: work %llu span %llu, two: %llu %llu",
+              (unsigned long long)p->work, (unsigned long long)p->span[0],
+              (unsigned long long)p2.work, (unsigned long long)p2.span[0]);
+    else
+        CHECK(!strcmp(err, err2), "one thread said '%s', two '%s'", err,
+              err2);
+    if (r2 == 0)
+        ospg_profile_free(&p2);
+    if (r == 0 && r2 != 0)
+        ospg_profile_free(p);
+    loctab_free(lt);
+    loctab_free(lt2);
+    return r == r2 ? r : -2;
+}
+
 /* Hand-made two-stream traces around the group of a worksharing loop:
  * owner 1 (the phase) under the root, thread node 2 under it, chunk 3 a
  * member under 2.  Stream A writes the owner's BEGIN and END (and the
@@ -257,10 +288,7 @@ static int group_case(const char *dir, uint32_t chunk_loc, uint64_t owner,
     if (rc)
         abort();
     const char *pp[2] = {pa, pb};
-    loctab *lt = loctab_new();
-    int r = replay_files(pp, 2, 1, NULL, lt, NULL, p, NULL, err,
-                         errlen);
-    loctab_free(lt);
+    int r = replay_both(pp, 2, p, err, errlen);
     unlink(pa);
     unlink(pb);
     return r;
@@ -306,6 +334,151 @@ static void test_groups(const char *dir)
         ospg_profile_free(&p);
 }
 
+/* Two-stream traces that no run writes, each of which names a node in a
+ * way the other stream's records contradict.  With several threads each
+ * check in replay.c that guards a node's memory must refuse it (under
+ * ASan a miss is a use after free), and the message must be the one
+ * thread's. */
+enum { FORGE_EXTRA_CHILD, FORGE_END_TWICE, FORGE_OWNER_ELSEWHERE,
+       FORGE_BEGUN_TWICE, FORGE_AFTER_FOLD, FORGE_COUNT };
+
+static void forged_case(const char *dir, int kind)
+{
+    char pa[256], pb[256];
+    snprintf(pa, sizeof pa, "%s/forge-a.wit", dir);
+    snprintf(pb, sizeof pb, "%s/forge-b.wit", dir);
+    trace_writer *a = trace_writer_open(pa, 0, 0);
+    trace_writer *b = trace_writer_open(pb, 1, 0);
+    if (!a || !b)
+        abort();
+    int rc = trace_write_loc(a, 5, "loop", "f.c:5");
+    switch (kind) {
+    case FORGE_EXTRA_CHILD: /* node 1 says one child, two name it */
+        rc |= trace_write_begin(a, 1, 0, 0, OSPG_P, OSPG_LOC_NONE, 0, 0,
+                                NULL, 0);
+        rc |= trace_write_end(a, 1, 1, OSPG_LOC_NONE);
+        rc |= trace_write_work(b, 1, 0, 10, 5, 0, 0);
+        rc |= trace_write_work(b, 1, 1, 10, 5, 0, 0);
+        rc |= trace_write_end(b, 0, 1, OSPG_LOC_NONE);
+        break;
+    case FORGE_END_TWICE:
+        rc |= trace_write_begin(a, 1, 0, 0, OSPG_P, OSPG_LOC_NONE, 0, 0,
+                                NULL, 0);
+        rc |= trace_write_work(a, 1, 0, 10, 5, 0, 0);
+        rc |= trace_write_end(a, 1, 1, OSPG_LOC_NONE);
+        rc |= trace_write_end(b, 1, 1, OSPG_LOC_NONE);
+        rc |= trace_write_end(b, 0, 1, OSPG_LOC_NONE);
+        break;
+    case FORGE_OWNER_ELSEWHERE: /* the group's owner is a sibling */
+        rc |= trace_write_begin(a, 1, 0, 0, OSPG_S, OSPG_LOC_NONE, 0, 0,
+                                NULL, 0);
+        rc |= trace_write_work(a, 1, 0, 10, 5, 0, 0);
+        rc |= trace_write_begin(a, 2, 0, 1, OSPG_S, OSPG_LOC_NONE, 0, 0,
+                                NULL, 0);
+        rc |= trace_write_begin(b, 3, 2, 0, OSPG_P, 5, 9, 1, NULL, 0);
+        rc |= trace_write_work(b, 3, 0, 100, 5, 0, 0);
+        rc |= trace_write_end(b, 3, 1, OSPG_LOC_NONE);
+        rc |= trace_write_end(b, 2, 1, OSPG_LOC_NONE);
+        rc |= trace_write_end(a, 1, 1, OSPG_LOC_NONE);
+        rc |= trace_write_end(a, 0, 2, OSPG_LOC_NONE);
+        break;
+    case FORGE_BEGUN_TWICE:
+        rc |= trace_write_begin(a, 1, 0, 0, OSPG_P, OSPG_LOC_NONE, 0, 0,
+                                NULL, 0);
+        rc |= trace_write_begin(a, 1, 0, 1, OSPG_P, OSPG_LOC_NONE, 0, 0,
+                                NULL, 0);
+        rc |= trace_write_work(b, 1, 0, 10, 5, 0, 0);
+        rc |= trace_write_end(b, 1, 1, OSPG_LOC_NONE);
+        rc |= trace_write_end(b, 0, 2, OSPG_LOC_NONE);
+        break;
+    default: /* a child of node 1 after 1 completed and folded */
+        rc |= trace_write_begin(a, 1, 0, 0, OSPG_P, OSPG_LOC_NONE, 0, 0,
+                                NULL, 0);
+        rc |= trace_write_work(a, 1, 0, 10, 5, 0, 0);
+        rc |= trace_write_end(a, 1, 1, OSPG_LOC_NONE);
+        for (uint64_t i = 2; i < 300; i++) /* stream A runs on meanwhile */
+            rc |= trace_write_begin(a, i, 0, i - 1, OSPG_P, OSPG_LOC_NONE,
+                                    0, 0, NULL, 0) |
+                  trace_write_work(a, i, 0, 1, 5, 0, 0) |
+                  trace_write_end(a, i, 1, OSPG_LOC_NONE);
+        rc |= trace_write_work(b, 1, 0, 10, 5, 0, 0);
+        rc |= trace_write_end(b, 0, 299, OSPG_LOC_NONE);
+        break;
+    }
+    rc |= trace_writer_close(a);
+    rc |= trace_writer_close(b);
+    if (rc)
+        abort();
+    const char *pp[2] = {pa, pb};
+    ospg_profile p;
+    char err[512] = "";
+    int r = replay_both(pp, 2, &p, err, sizeof err);
+    CHECK(r == -1 && strstr(err, "forge-") && !strchr(err, '\n'),
+          "forged trace %d: rc %d, '%s'", kind, r, err);
+    if (r == 0)
+        ospg_profile_free(&p);
+    unlink(pa);
+    unlink(pb);
+}
+
+/* Long traces whose streams keep waiting on each other (each event on a
+ * stream drawn at random): the threads give up and one goes on alone
+ * (replay_stats.solo), and the profile is still the oracle's. */
+static void test_solo(const char *dir, size_t nscen,
+                      const ospg_scenario *scen)
+{
+    int solos = 0;
+    for (unsigned i = 0; i < 4; i++) {
+        uint64_t seed = 0x50100000u + i;
+        gg_params gp = {seed, 6000, GG_SHAPE_ANY, GG_WEIGHTS_MIXED};
+        gg_graph g;
+        oracle_profile op;
+        if (gg_generate(&gp, &g)) {
+            failed++;
+            continue;
+        }
+        if (oracle_compute(&g, nscen, scen, &op)) {
+            failed++;
+            gg_free(&g);
+            continue;
+        }
+        gg_rng rng;
+        gg_rng_seed(&rng, seed);
+        order o = {0};
+        random_order(&g, &rng, &o);
+        char paths[NSTREAMS_MAX][256];
+        const char *pp[NSTREAMS_MAX];
+        if (write_trace(&g, &o, 2, &rng, paths, dir)) {
+            failed++;
+        } else {
+            pp[0] = paths[0];
+            pp[1] = paths[1];
+            loctab *lt = loctab_new();
+            ospg_profile p;
+            replay_stats st;
+            char err[512];
+            replay_hooks hooks = {.region_tags = gg_region_tags,
+                                  .region_tags_arg = &g, .threads = 2};
+            int rc = replay_files(pp, 2, nscen, scen, lt, &hooks, &p, &st,
+                                  err, sizeof(err));
+            CHECK(rc == 0 && st.threads == 2, "solo seed %llu: %s",
+                  (unsigned long long)seed, rc ? err : "one thread");
+            if (rc == 0) {
+                solos += st.solo;
+                compare(&op, &p, seed);
+                ospg_profile_free(&p);
+            }
+            loctab_free(lt);
+            unlink(paths[0]);
+            unlink(paths[1]);
+        }
+        free(o.ev);
+        oracle_free(&op);
+        gg_free(&g);
+    }
+    CHECK(solos > 0, "no long trace went on with one thread");
+}
+
 int main(int argc, char **argv)
 {
     unsigned rounds = argc > 1 ? (unsigned)atoi(argv[1]) : 600;
@@ -323,6 +496,9 @@ int main(int argc, char **argv)
         {.factor = INFINITY, .locs = locs, .nlocs = 2},
     };
     test_groups(dir);
+    for (int k = 0; k < FORGE_COUNT; k++)
+        forged_case(dir, k);
+    test_solo(dir, 3, scen);
     for (unsigned i = first; i < first + rounds; i++) {
         uint64_t seed = 0x5eed0000u + i;
         gg_params gp = {seed, 20 + (size_t)(i % 40) * 10, GG_SHAPE_ANY,
@@ -365,17 +541,27 @@ int main(int argc, char **argv)
             ospg_profile p;
             replay_stats st;
             char err[512];
-            replay_hooks hooks = {.region_tags = gg_region_tags,
-                                  .region_tags_arg = &g};
-            int rc = replay_files(pp, nstreams, 3, scen, lt, &hooks, &p,
-                                  &st, err, sizeof(err));
-            CHECK(rc == 0, "seed %llu (%s, %u streams): %s",
-                  (unsigned long long)seed, g.shape, nstreams, err);
-            if (rc == 0) {
-                compare(&op, &p, seed);
-                CHECK(loctab_get(lt, 1) != NULL, "seed %llu: location lost",
-                      (unsigned long long)seed);
-                ospg_profile_free(&p);
+            /* one thread, and one per stream (forced, whatever the CPUs):
+             * the threads must not have given up (st.threads) */
+            for (unsigned nt = 1; nt <= 3; nt += 2) {
+                replay_hooks hooks = {.region_tags = gg_region_tags,
+                                      .region_tags_arg = &g,
+                                      .threads = nt};
+                unsigned want = nstreams < 2 ? 1 : nt < nstreams ? nt
+                                                                 : nstreams;
+                int rc = replay_files(pp, nstreams, 3, scen, lt, &hooks, &p,
+                                      &st, err, sizeof(err));
+                CHECK(rc == 0 && st.threads == want,
+                      "seed %llu (%s, %u streams, %u threads): %s",
+                      (unsigned long long)seed, g.shape, nstreams, nt,
+                      rc ? err : "gave up");
+                if (rc == 0) {
+                    compare(&op, &p, seed);
+                    CHECK(loctab_get(lt, 1) != NULL,
+                          "seed %llu: location lost",
+                          (unsigned long long)seed);
+                    ospg_profile_free(&p);
+                }
             }
             loctab_free(lt);
             if (i % 4 == 0)
