@@ -218,27 +218,28 @@ static void truncated(char paths[][256], unsigned nstreams, gg_rng *rng,
         unlink(cut[s]);
 }
 
-/* Replays pp on one thread and on two: both must agree (the profile's
- * work and span, or the error message).  Returns the one-thread result
- * (*p and err from it). */
+/* Replays pp on one thread and on three (at most one per stream): both
+ * must agree (the profile's work and span, or the error message).
+ * Returns the one-thread result (*p and err from it). */
 static int replay_both(const char *const *pp, unsigned n, ospg_profile *p,
                        char *err, size_t errlen)
 {
     char err2[512] = "";
     ospg_profile p2;
-    replay_hooks one = {.threads = 1}, two = {.threads = 2};
+    replay_hooks one = {.threads = 1}, three = {.threads = 3};
     loctab *lt = loctab_new(), *lt2 = loctab_new();
     int r = replay_files(pp, n, 1, NULL, lt, &one, p, NULL, err, errlen);
-    int r2 = replay_files(pp, n, 1, NULL, lt2, &two, &p2, NULL, err2,
+    int r2 = replay_files(pp, n, 1, NULL, lt2, &three, &p2, NULL, err2,
                           sizeof(err2));
-    CHECK(r == r2, "one thread gave %d (%s), two %d (%s)", r, err, r2, err2);
+    CHECK(r == r2, "one thread gave %d (%s), three %d (%s)", r, err, r2,
+          err2);
     if (r == 0 && r2 == 0)
         CHECK(p->work == p2.work && p->span[0] == p2.span[0],
-              "one thread: work %llu span %llu, two: %llu %llu",
+              "one thread: work %llu span %llu, three: %llu %llu",
               (unsigned long long)p->work, (unsigned long long)p->span[0],
               (unsigned long long)p2.work, (unsigned long long)p2.span[0]);
     else
-        CHECK(!strcmp(err, err2), "one thread said '%s', two '%s'", err,
+        CHECK(!strcmp(err, err2), "one thread said '%s', three '%s'", err,
               err2);
     if (r2 == 0)
         ospg_profile_free(&p2);
@@ -421,6 +422,82 @@ static void forged_case(const char *dir, int kind)
     unlink(pb);
 }
 
+/* Generated traces with one thing wrong in them (an event lost or
+ * repeated, a parent, index, child count or group owner changed): one
+ * thread and three must give the same profile or the same error, and
+ * neither may crash or read freed memory (the sanitizer builds). */
+enum { MANGLE_DROP, MANGLE_REPEAT, MANGLE_PARENT, MANGLE_INDEX, MANGLE_COUNT,
+       MANGLE_OWNER, MANGLE_KINDS };
+
+static void mangle(gg_graph *g, order *o, gg_rng *rng, int kind)
+{
+    size_t n = 1 + gg_below(rng, g->nnodes - 1); /* never the root */
+    gg_node *nd = &g->nodes[n];
+    size_t at = gg_below(rng, o->n);
+    switch (kind) {
+    case MANGLE_DROP:
+        memmove(&o->ev[at], &o->ev[at + 1], (o->n - at - 1) * sizeof(event));
+        o->n--;
+        break;
+    case MANGLE_REPEAT:
+        push(o, o->ev[at].type, o->ev[at].x);
+        break;
+    case MANGLE_PARENT:
+        nd->parent = (int32_t)gg_below(rng, g->nnodes);
+        break;
+    case MANGLE_INDEX:
+        nd->idx = (uint32_t)gg_below(rng, nd->idx + 2);
+        break;
+    case MANGLE_COUNT:
+        if (nd->kind != GG_W)
+            nd->nkids = nd->nkids ? nd->nkids + (gg_below(rng, 2) ? 1 : -1u)
+                                  : 1;
+        break;
+    default:
+        if (g->ngroups)
+            g->groups[gg_below(rng, g->ngroups)].owner =
+                (int32_t)gg_below(rng, g->nnodes);
+        break;
+    }
+}
+
+static void test_mangled(const char *dir, unsigned rounds)
+{
+    for (unsigned i = 0; i < rounds; i++) {
+        uint64_t seed = 0x3a9d0000u + i;
+        gg_params gp = {seed, 20 + (size_t)(i % 20) * 10, GG_SHAPE_ANY,
+                        GG_WEIGHTS_MIXED};
+        gg_graph g;
+        if (gg_generate(&gp, &g)) {
+            failed++;
+            continue;
+        }
+        gg_rng rng;
+        gg_rng_seed(&rng, seed);
+        order o = {0};
+        random_order(&g, &rng, &o);
+        mangle(&g, &o, &rng, (int)(i % MANGLE_KINDS));
+        unsigned nstreams = 2 + (unsigned)gg_below(&rng, NSTREAMS_MAX - 1);
+        char paths[NSTREAMS_MAX][256];
+        const char *pp[NSTREAMS_MAX];
+        if (write_trace(&g, &o, nstreams, &rng, paths, dir)) {
+            failed++;
+        } else {
+            for (unsigned k = 0; k < nstreams; k++)
+                pp[k] = paths[k];
+            ospg_profile p;
+            char err[512] = "";
+            int rr = replay_both(pp, nstreams, &p, err, sizeof(err));
+            if (rr == 0)
+                ospg_profile_free(&p);
+            for (unsigned k = 0; k < nstreams; k++)
+                unlink(paths[k]);
+        }
+        free(o.ev);
+        gg_free(&g);
+    }
+}
+
 /* Long traces whose streams keep waiting on each other (each event on a
  * stream drawn at random): the threads give up and one goes on alone
  * (replay_stats.solo), and the profile is still the oracle's. */
@@ -499,6 +576,7 @@ int main(int argc, char **argv)
     for (int k = 0; k < FORGE_COUNT; k++)
         forged_case(dir, k);
     test_solo(dir, 3, scen);
+    test_mangled(dir, rounds);
     for (unsigned i = first; i < first + rounds; i++) {
         uint64_t seed = 0x5eed0000u + i;
         gg_params gp = {seed, 20 + (size_t)(i % 40) * 10, GG_SHAPE_ANY,
