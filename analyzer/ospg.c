@@ -2203,6 +2203,13 @@ void ospg_set_concurrent(ospg *g)
     g->concurrent = 1;
 }
 
+void ospg_end_concurrent(ospg *g)
+{
+    /* every node is unlocked with nothing queued: a thread applies what
+     * was queued on a node before it lets go of it */
+    g->concurrent = 0;
+}
+
 size_t ospg_nscen(const ospg *g)
 {
     return g->nscen;

@@ -101,6 +101,11 @@ size_t ospg_nscen(const ospg *g);
  * nothing else (finish, free, the release hook's map) concurrently. */
 void ospg_set_concurrent(ospg *g);
 
+/* Back to one thread: call once no other thread is inside the builder or
+ * will be again (their last calls must happen before this one, e.g. the
+ * caller saw them stop through an atomic). */
+void ospg_end_concurrent(ospg *g);
+
 /* 1 when anc is n or one of n's ancestors.  Only n's ancestors are read
  * (anc is compared, not followed): a caller that holds n live may ask
  * about a node it cannot vouch for. */

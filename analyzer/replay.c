@@ -152,7 +152,21 @@ struct shared {
     pthread_mutex_t names;  /* the location table, the hooks, the root */
     int root_ended;
     uint64_t root_nchildren;
+    int alone;              /* the other threads stopped: no locks */
 };
+
+/* A map's lock, unless one thread goes on alone (team_consider_solo). */
+static void map_lock(const shared *sh, idmap *m)
+{
+    if (!sh->alone)
+        spin_acquire(&m->lock);
+}
+
+static void map_unlock(const shared *sh, idmap *m)
+{
+    if (!sh->alone)
+        spin_release(&m->lock);
+}
 
 /* The engine of the thread that calls the core now (its spare entries). */
 static _Thread_local replay *thread_rp;
@@ -180,26 +194,26 @@ static void entry_spare(replay *rp, id_entry *e)
     rp->nspare++;
 }
 
-static void map_del(id_entry *e)
+static void map_del(const shared *sh, id_entry *e)
 {
     idmap *m = e->map;
-    spin_acquire(&m->lock);
+    map_lock(sh, m);
     if (e->type == MAP_NODE)
         HASH_DEL(m->nodes, e);
     else
         HASH_DEL(m->groups, e);
-    spin_release(&m->lock);
+    map_unlock(sh, m);
 }
 
-static void shared_release(id_entry *e)
+static void shared_release(const shared *sh, id_entry *e)
 {
     replay *mine = thread_rp;
-    map_del(e);
+    map_del(sh, e);
     /* no thread looks a group up through an alias once the group's owner
      * is folded (only members under the owner do) */
     for (id_entry *a = e->aliases, *next; a; a = next) {
         next = a->alias_next;
-        map_del(a);
+        map_del(sh, a);
         entry_spare(mine, a);
     }
     entry_spare(mine, e);
@@ -212,7 +226,7 @@ static void on_release(void *arg, void *user)
     replay *rp = arg;
     id_entry *e = user;
     if (rp->sh) {
-        shared_release(e);
+        shared_release(rp->sh, e);
         return;
     }
     if (e->own) {
@@ -513,11 +527,11 @@ static id_entry *shared_find(replay *rp, uint64_t id, int groups)
         if (k > 0 && m == rp->map)
             continue;
         id_entry *e;
-        spin_acquire(&m->lock);
+        map_lock(sh, m);
         HASH_FIND(hh, groups ? m->groups : m->nodes, &id, sizeof(id), e);
         if (e)
             return e;
-        spin_release(&m->lock);
+        map_unlock(sh, m);
     }
     return NULL;
 }
@@ -539,7 +553,7 @@ static int shared_parent(replay *rp, uint64_t id, ospg_node **node)
         rc = -1;
     else
         *node = e->node;
-    spin_release(&e->map->lock);
+    map_unlock(rp->sh, e->map);
     if (rc < 0)
         rec_err(rp, "node %llu has more children than its end record "
                 "counts", (unsigned long long)id);
@@ -562,7 +576,7 @@ static int shared_end(replay *rp, uint64_t id, uint64_t nchildren,
         e->nchildren = nchildren;
         *node = e->node;
     }
-    spin_release(&e->map->lock);
+    map_unlock(rp->sh, e->map);
     if (rc < 0)
         rec_err(rp, "node %llu ends twice, or with fewer children than "
                 "records name it", (unsigned long long)id);
@@ -583,11 +597,11 @@ static int shared_add_node(replay *rp, uint64_t id, ospg_node *n)
     e->node = n;
     e->map = rp->map;
     ospg_node_set_user(n, e);
-    spin_acquire(&rp->map->lock);
+    map_lock(rp->sh, rp->map);
     HASH_FIND(hh, rp->map->nodes, &id, sizeof(id), there);
     if (!there)
         HASH_ADD(hh, rp->map->nodes, id, sizeof(e->id), e);
-    spin_release(&rp->map->lock);
+    map_unlock(rp->sh, rp->map);
     if (!there)
         return 1;
     ospg_node_set_user(n, NULL);
@@ -613,11 +627,11 @@ static id_entry *group_entry(replay *rp, const trace_rec *r, ospg_group *gr,
     return e;
 }
 
-static void map_add_group(idmap *m, id_entry *e)
+static void map_add_group(const shared *sh, idmap *m, id_entry *e)
 {
-    spin_acquire(&m->lock);
+    map_lock(sh, m);
     HASH_ADD(hh, m->groups, id, sizeof(e->id), e);
-    spin_release(&m->lock);
+    map_unlock(sh, m);
 }
 
 /* What a thread reads of a group's entry, under its map's lock. */
@@ -630,14 +644,14 @@ typedef struct group_view {
 } group_view;
 
 /* Copies e (its map's lock held) and lets go of the lock. */
-static void group_look(id_entry *e, group_view *v)
+static void group_look(const shared *sh, id_entry *e, group_view *v)
 {
     v->group = e->group;
     v->owner = e->owner;
     v->owner_node = e->owner_node;
     v->map = e->map;
     v->primary = e->primary ? e->primary : e;
-    spin_release(&e->map->lock);
+    map_unlock(sh, e->map);
 }
 
 /* Creates the group of a member whose parent is p, under its owner, one
@@ -649,7 +663,7 @@ static int shared_group_create(replay *rp, const trace_rec *r, ospg_node *p,
     spin_acquire(&rp->sh->create);
     id_entry *e = shared_find(rp, r->group, 1);
     if (e) {
-        group_look(e, v);
+        group_look(rp->sh, e, v);
     } else if (r->loc == OSPG_LOC_NONE) {
         *why = "group member without a location";
     } else {
@@ -658,7 +672,7 @@ static int shared_group_create(replay *rp, const trace_rec *r, ospg_node *p,
                           : shared_find(rp, r->owner, 0);
         ospg_node *owner = o ? o->node : NULL;
         if (o)
-            spin_release(&o->map->lock);
+            map_unlock(rp->sh, o->map);
         if (r->owner == TRACE_ROOT_ID)
             owner = rp->sh->root;
         ospg_group *gr = NULL;
@@ -670,7 +684,7 @@ static int shared_group_create(replay *rp, const trace_rec *r, ospg_node *p,
         if (e) {
             ospg_group_set_user(gr, e);
             *v = (group_view){gr, r->owner, owner, rp->map, e};
-            map_add_group(rp->map, e);
+            map_add_group(rp->sh, rp->map, e);
         }
     }
     spin_release(&rp->sh->create);
@@ -687,7 +701,7 @@ static int shared_group(replay *rp, const trace_rec *r, ospg_node *p,
     id_entry *e = shared_find(rp, r->group, 1);
     int have = 1;
     if (e)
-        group_look(e, &v);
+        group_look(rp->sh, e, &v);
     else
         have = shared_group_create(rp, r, p, &v, &why);
     if (have && v.owner != r->owner)
@@ -707,11 +721,11 @@ static int shared_group(replay *rp, const trace_rec *r, ospg_node *p,
             return -1;
         }
         a->primary = v.primary;
-        spin_acquire(&v.primary->map->lock);
+        map_lock(rp->sh, v.primary->map);
         a->alias_next = v.primary->aliases;
         v.primary->aliases = a;
-        spin_release(&v.primary->map->lock);
-        map_add_group(rp->map, a);
+        map_unlock(rp->sh, v.primary->map);
+        map_add_group(rp->sh, rp->map, a);
     }
     *out = v.group;
     return 1;
@@ -1176,6 +1190,8 @@ static void team_consider_solo(team *t, uint64_t turns)
     for (size_t i = 1; i < t->nw; i++)
         while (atomic_load(&t->w[i].state) != W_DONE)
             sched_yield();
+    ospg_end_concurrent(t->w[0].rp.g);
+    t->w[0].rp.sh->alone = 1;
 }
 
 static void *team_member(void *arg)
