@@ -70,7 +70,8 @@ static const char usage_text[] =
     "  --partial          a trace cut short: profile what was recorded,\n"
     "                     marked incomplete\n"
     "  -j, --jobs N       threads that replay the trace (default: one per\n"
-    "                     trace stream, up to the CPUs this process may use)\n"
+    "                     trace stream, up to the CPUs this process may use;\n"
+    "                     one for a trace under 1 MiB)\n"
     "  -q, --quiet        no summary\n"
     "  -h, --help         this text\n";
 

@@ -1082,6 +1082,7 @@ static void progress_end(progress *pr)
  * block in at most one turn in ten; a tree whose every other task was
  * stolen, in every turn). */
 #define LAG 4
+#define TEAM_MIN_BYTES (1u << 20) /* a trace smaller takes one thread */
 #define SOLO_BLOCKED 4     /* ... one turn in this many */
 #define SOLO_AFTER 256     /* turns taken before deciding */
 #define SOLO_EVERY 64      /* the first thread's turns between looks */
@@ -1301,7 +1302,8 @@ static int team_run(replay *rp, stream *ss, size_t nstreams, unsigned nthreads,
 }
 
 /* Threads for replay_files (1: the caller's alone). */
-static unsigned team_size(const replay_hooks *hooks, size_t npaths)
+static unsigned team_size(const char *const *paths, size_t npaths,
+                          const replay_hooks *hooks)
 {
     unsigned want = hooks ? hooks->threads : 0;
     if (want == 1 || npaths < 2 ||
@@ -1309,6 +1311,16 @@ static unsigned team_size(const replay_hooks *hooks, size_t npaths)
                    hooks->grain || hooks->wait)))
         return 1;
     if (!want) {
+        /* below a few hundred thousand nodes, starting threads and the
+         * builder's locks cost more than they save */
+        uint64_t bytes = 0;
+        for (size_t i = 0; i < npaths; i++) {
+            struct stat sb;
+            if (!stat(paths[i], &sb))
+                bytes += (uint64_t)sb.st_size;
+        }
+        if (bytes < TEAM_MIN_BYTES)
+            return 1;
         cpu_set_t set;
         want = sched_getaffinity(0, sizeof(set), &set) == 0
                    ? (unsigned)CPU_COUNT(&set)
@@ -1435,7 +1447,7 @@ int replay_files(const char *const *paths, size_t npaths, size_t nscen,
                  const replay_hooks *hooks, ospg_profile *out,
                  replay_stats *stats, char *err, size_t errlen)
 {
-    unsigned nthreads = team_size(hooks, npaths);
+    unsigned nthreads = team_size(paths, npaths, hooks);
     /* a trace the threads cannot replay is replayed again on one thread:
      * the same trace then gives the same message */
     if (nthreads > 1 && replay_once(paths, npaths, nthreads, nscen, scen, lt,

@@ -71,8 +71,8 @@ typedef struct replay_hooks {
     void (*wait)(void *arg, uint32_t thread, uint64_t start_ns,
                  uint64_t end_ns);
     /* Threads that apply the streams (replay_files): 0 picks one per
-     * stream up to the CPUs this process may use, 1 applies them all on
-     * the caller's thread.  Several threads are used only for a trace of
+     * stream up to the CPUs this process may use (one for a trace under
+     * 1 MiB), 1 applies them all on the caller's thread.  Several threads are used only for a trace of
      * several streams read in full, with no grain or wait hook, and
      * without allow_partial; a trace they cannot replay (an error, a
      * record naming a node no stream begins) is replayed again on one
