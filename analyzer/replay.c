@@ -1249,6 +1249,21 @@ out:
     return NULL;
 }
 
+/* The locations a team defined, into the caller's table: all or none, so
+ * that a one-thread replay after a conflict finds it in its own order. */
+static int locs_merge(loctab *into, const loctab *from)
+{
+    const loctab_entry *e, *o;
+    for (e = loctab_first(from); e; e = loctab_next(from, e))
+        if ((o = loctab_get(into, e->id)) &&
+            (strcmp(o->directive, e->directive) || strcmp(o->where, e->where)))
+            return -1;
+    for (e = loctab_first(from); e; e = loctab_next(from, e))
+        if (loctab_set(into, e->id, e->directive, e->where))
+            return -1;
+    return 0;
+}
+
 /* Applies the streams with nthreads threads (the caller's one of them).
  * Returns 0, or -1 when they could not all be applied (err says why). */
 static int team_run(replay *rp, stream *ss, size_t nstreams, unsigned nthreads,
@@ -1258,7 +1273,10 @@ static int team_run(replay *rp, stream *ss, size_t nstreams, unsigned nthreads,
     size_t bytes = nthreads * sizeof(*t.w);
     /* aligned: the members' counters live on cache lines of their own */
     t.w = aligned_alloc(64, (bytes + 63) / 64 * 64);
-    if (!t.w) {
+    loctab *locs = loctab_new(); /* merged into rp->lt on success */
+    if (!t.w || !locs) {
+        free(t.w);
+        loctab_free(locs);
         snprintf(err, errlen, "out of memory");
         return -1;
     }
@@ -1269,6 +1287,7 @@ static int team_run(replay *rp, stream *ss, size_t nstreams, unsigned nthreads,
         w->rp.spare = NULL;
         w->rp.nspare = 0;
         w->rp.map = &rp->sh->maps[i];
+        w->rp.lt = locs;
         w->team = &t;
         w->first = i;
         atomic_init(&w->state, W_RUNS);
@@ -1295,6 +1314,9 @@ static int team_run(replay *rp, stream *ss, size_t nstreams, unsigned nthreads,
     if (stopped)
         snprintf(err, errlen, "%s", why ? why
                                         : "the streams wait on each other");
+    else if ((stopped = locs_merge(rp->lt, locs) != 0))
+        snprintf(err, errlen, "locations defined twice");
+    loctab_free(locs);
     free(t.w);
     rp->root_ended = rp->sh->root_ended;
     rp->root_nchildren = rp->sh->root_nchildren;

@@ -866,7 +866,7 @@ static void json_string(out *o, const char *str)
 static const char *const numeric_keys[] = {
     "threads", "metric_read_bias", "peak_live_nodes",
     "trace_streams", "trace_bytes", "analyzer_peak_live_nodes",
-    "analyzer_scan_seconds", "analyzer_profile_seconds", "sample_rate_hz",
+    "analyzer_threads", "analyzer_scan_seconds", "analyzer_profile_seconds", "sample_rate_hz",
     "samples", "samples_lost", "task_create_cost", "chunk_dispatch_cost",
     "barrier_cost", "runtime_task_queries",
     "clock_origin_ns", "context", "rank",

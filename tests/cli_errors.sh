@@ -14,6 +14,17 @@ bad() { echo "FAIL: $*"; fail=$((fail + 1)); }
 "$whatif" analyze -q -o "$tmp/good-out" "$tmp/good" && [ -s "$tmp/good-out/profile.csv" ] \
   && [ "$(head -1 "$tmp/good-out/profile.csv")" = "location,directive,instances,work,span,parallelism,critical_work,critical_percent,grains,mean_grain_work,min_grain_work,max_grain_work,median_grain_work" ] \
   && [ "$(sed -n 2p "$tmp/good-out/profile.csv" | cut -d, -f1)" = program ] && ok || bad "valid trace"
+# applied by two threads (the trace is too small for them by default):
+# the same profile; the task trees of the mixed shape, whose streams keep
+# waiting on each other, end on one thread, the loops keep two
+"$whatif" analyze -q -j 2 -o "$tmp/good-out2" "$tmp/good" \
+  && cmp -s "$tmp/good-out/profile.csv" "$tmp/good-out2/profile.csv" \
+  && grep -q '"analyzer_threads": 1' "$tmp/good-out2/run.json" && ok || bad "valid trace, -j 2"
+"$gentrace" "$tmp/loops" 20000 2 loops >/dev/null || { echo "gentrace failed"; exit 1; }
+"$whatif" analyze -q -j 1 -o "$tmp/loops-1" "$tmp/loops" \
+  && "$whatif" analyze -q -j 2 -o "$tmp/loops-2" "$tmp/loops" \
+  && cmp -s "$tmp/loops-1/profile.csv" "$tmp/loops-2/profile.csv" \
+  && grep -q '"analyzer_threads": 2' "$tmp/loops-2/run.json" && ok || bad "loops, -j 2"
 
 expect_error() { # name dir needle
   local name=$1 dir=$2 needle=$3
@@ -25,6 +36,9 @@ expect_error() { # name dir needle
   if [ "$lines" -ne 1 ]; then bad "$name: $lines lines on stderr"; cat "$tmp/err"; return; fi
   if ! grep -q -- "$needle" "$tmp/err"; then bad "$name: message lacks '$needle': $(cat "$tmp/err")"; return; fi
   if [ -e "$tmp/out/profile.csv" ]; then bad "$name: wrote a profile"; return; fi
+  # the same message whatever the number of threads
+  "$whatif" analyze -q -j 2 -o "$tmp/out" "$dir" 2>"$tmp/err2" >/dev/null
+  if ! cmp -s "$tmp/err" "$tmp/err2"; then bad "$name: -j 2 said $(cat "$tmp/err2")"; return; fi
   ok
 }
 
@@ -48,6 +62,11 @@ expect_error "corrupt byte" "$tmp/flip" "$s0: byte"
 mk missing; rm "$tmp/missing/thread-0001.wit"; expect_error "missing stream" "$tmp/missing" "no stream begins\|never completed\|no end-of-program"
 
 "$whatif" analyze 2>/dev/null; [ $? -eq 2 ] && ok || bad "usage error exit code"
+for j in 0 x -3 2000 ""; do
+  "$whatif" analyze -j "$j" "$tmp/good" 2>"$tmp/err" >/dev/null; rc=$?
+  [ $rc -eq 2 ] && [ "$(wc -l <"$tmp/err")" -eq 1 ] && grep -q -- "--jobs" "$tmp/err" \
+    && ok || bad "-j '$j': rc $rc: $(cat "$tmp/err")"
+done
 "$whatif" bogus 2>/dev/null; [ $? -eq 2 ] && ok || bad "unknown command exit code"
 "$whatif" run --metric nosuchevent -- true 2>"$tmp/err"; rc=$?
 [ $rc -eq 2 ] && [ "$(wc -l <"$tmp/err")" -eq 1 ] && ok || bad "bad metric: rc $rc: $(cat "$tmp/err")"

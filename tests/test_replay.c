@@ -341,7 +341,7 @@ static void test_groups(const char *dir)
  * ASan a miss is a use after free), and the message must be the one
  * thread's. */
 enum { FORGE_EXTRA_CHILD, FORGE_END_TWICE, FORGE_OWNER_ELSEWHERE,
-       FORGE_BEGUN_TWICE, FORGE_AFTER_FOLD, FORGE_COUNT };
+       FORGE_BEGUN_TWICE, FORGE_LOC_TWICE, FORGE_AFTER_FOLD, FORGE_COUNT };
 
 static void forged_case(const char *dir, int kind)
 {
@@ -391,6 +391,13 @@ static void forged_case(const char *dir, int kind)
         rc |= trace_write_work(b, 1, 0, 10, 5, 0, 0);
         rc |= trace_write_end(b, 1, 1, OSPG_LOC_NONE);
         rc |= trace_write_end(b, 0, 2, OSPG_LOC_NONE);
+        break;
+    case FORGE_LOC_TWICE: /* location 5 defined differently by b */
+        rc |= trace_write_loc(b, 5, "task", "g.c:9");
+        rc |= trace_write_begin(a, 1, 0, 0, OSPG_P, 5, 0, 0, NULL, 0);
+        rc |= trace_write_work(a, 1, 0, 10, 5, 0, 0);
+        rc |= trace_write_end(a, 1, 1, OSPG_LOC_NONE);
+        rc |= trace_write_end(b, 0, 1, OSPG_LOC_NONE);
         break;
     default: /* a child of node 1 after 1 completed and folded */
         rc |= trace_write_begin(a, 1, 0, 0, OSPG_P, OSPG_LOC_NONE, 0, 0,
