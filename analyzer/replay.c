@@ -1329,8 +1329,7 @@ static unsigned team_size(const char *const *paths, size_t npaths,
 {
     unsigned want = hooks ? hooks->threads : 0;
     if (want == 1 || npaths < 2 ||
-        (hooks && (hooks->scan_only || hooks->allow_partial ||
-                   hooks->grain || hooks->wait)))
+        (hooks && (hooks->scan_only || hooks->grain || hooks->wait)))
         return 1;
     if (!want) {
         /* below a few hundred thousand nodes, starting threads and the
@@ -1365,7 +1364,9 @@ static int replay_once(const char *const *paths, size_t npaths,
     replay *rp = engine_new(nscen, scen, lt, hooks, "byte",
                             nthreads > 1 ? nthreads : 0);
     int ret = -1;
-    if (rp && hooks)
+    /* a team takes a trace cut short as an error: the one thread after it
+     * profiles what was recorded */
+    if (rp && hooks && nthreads == 1)
         rp->allow_partial = hooks->allow_partial;
 
     memset(out, 0, sizeof(*out));

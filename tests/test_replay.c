@@ -180,6 +180,9 @@ static void compare(const oracle_profile *op, const ospg_profile *p,
     }
 }
 
+static int replay_both_as(const char *const *pp, unsigned n, int partial,
+                          ospg_profile *p, char *err, size_t errlen);
+
 /* Cuts a copy of each stream at a random byte: replay must fail cleanly
  * unless the cut fell on the stream's end. */
 static void truncated(char paths[][256], unsigned nstreams, gg_rng *rng,
@@ -214,6 +217,10 @@ static void truncated(char paths[][256], unsigned nstreams, gg_rng *rng,
     if (rc == 0)
         ospg_profile_free(&p);
     loctab_free(lt);
+    /* profiled as cut short: the same profile of what was recorded on one
+     * thread and on several (which leave it to one) */
+    if (replay_both_as(cp, nstreams, 1, &p, err, sizeof(err)) == 0)
+        ospg_profile_free(&p);
     for (unsigned s = 0; s < nstreams; s++)
         unlink(cut[s]);
 }
@@ -221,12 +228,13 @@ static void truncated(char paths[][256], unsigned nstreams, gg_rng *rng,
 /* Replays pp on one thread and on three (at most one per stream): both
  * must agree (the profile's work and span, or the error message).
  * Returns the one-thread result (*p and err from it). */
-static int replay_both(const char *const *pp, unsigned n, ospg_profile *p,
-                       char *err, size_t errlen)
+static int replay_both_as(const char *const *pp, unsigned n, int partial,
+                          ospg_profile *p, char *err, size_t errlen)
 {
     char err2[512] = "";
     ospg_profile p2;
-    replay_hooks one = {.threads = 1}, three = {.threads = 3};
+    replay_hooks one = {.threads = 1, .allow_partial = partial};
+    replay_hooks three = {.threads = 3, .allow_partial = partial};
     loctab *lt = loctab_new(), *lt2 = loctab_new();
     int r = replay_files(pp, n, 1, NULL, lt, &one, p, NULL, err, errlen);
     int r2 = replay_files(pp, n, 1, NULL, lt2, &three, &p2, NULL, err2,
@@ -248,6 +256,12 @@ static int replay_both(const char *const *pp, unsigned n, ospg_profile *p,
     loctab_free(lt);
     loctab_free(lt2);
     return r == r2 ? r : -2;
+}
+
+static int replay_both(const char *const *pp, unsigned n, ospg_profile *p,
+                       char *err, size_t errlen)
+{
+    return replay_both_as(pp, n, 0, p, err, errlen);
 }
 
 /* Hand-made two-stream traces around the group of a worksharing loop:
