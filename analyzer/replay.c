@@ -1076,16 +1076,20 @@ static void progress_end(progress *pr)
  *
  * Streams that keep waiting on each other (a thread's next records need a
  * node the other's stream begins, and back, every few records) are faster
- * on one thread: each wait hands the work across cores.  When more than
- * one turn in SOLO_BLOCKED is blocked, the other threads stop after their
- * turn and the first applies every stream (the traces of real programs
- * block in at most one turn in ten; a tree whose every other task was
- * stolen, in every turn). */
+ * on one thread: each wait hands the work across cores, and the builder's
+ * locks cost the threads more than they save.  The threads time their
+ * waits; when in each of SOLO_STREAK windows in a row (a window: the first
+ * thread's SOLO_EVERY turns) they were busy less than the equivalent of
+ * SOLO_BUSY threads, the other threads stop after their turn and the
+ * first applies every stream.  Two threads on a real program's trace are
+ * busy most of the time; on a tree whose every other task was stolen, or
+ * with one thread's stream far behind the other's (a run with more
+ * threads than cores), one waits about half of it. */
 #define LAG 4
 #define TEAM_MIN_BYTES (1u << 20) /* a trace smaller takes one thread */
-#define SOLO_BLOCKED 4     /* ... one turn in this many */
-#define SOLO_AFTER 256     /* turns taken before deciding */
-#define SOLO_EVERY 64      /* the first thread's turns between looks */
+#define SOLO_EVERY 64      /* the first thread's turns in a window */
+#define SOLO_STREAK 4      /* windows below SOLO_BUSY before giving up */
+#define SOLO_BUSY 1.25     /* threads' worth of busy time, at least */
 
 enum { W_RUNS, W_BLOCKED, W_DONE };
 
@@ -1102,7 +1106,7 @@ typedef struct worker {
     alignas(64) atomic_uint_fast64_t turns; /* that applied records */
     atomic_int state;
     atomic_uint_fast64_t blocked_at; /* `applied` when its last turn began */
-    atomic_uint_fast64_t blocked;    /* turns that applied nothing */
+    atomic_uint_fast64_t waited_ns;  /* blocked or waiting for laggards */
 } worker;
 
 struct team {
@@ -1113,6 +1117,10 @@ struct team {
     progress *pr;
     atomic_int stop;    /* a thread failed, or the streams are stuck */
     atomic_int solo;    /* the first thread goes on with every stream */
+    /* the first thread's, for team_consider_solo: */
+    uint64_t seen_ns, seen_waited; /* the clock and the waits at the last
+                                    * look */
+    unsigned streak;    /* windows below SOLO_BUSY in a row */
     alignas(64) atomic_uint_fast64_t applied; /* records, every thread */
 };
 
@@ -1136,10 +1144,24 @@ static int team_stuck(team *t, const worker *self, uint64_t seen)
     return atomic_load(&t->applied) == seen;
 }
 
-/* Waits while a thread that can go on is more than LAG turns behind. */
-static void team_wait_laggards(team *t, const worker *self, uint64_t turns)
+static uint64_t mono_ns(void)
 {
-    for (;;) {
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+static void add_wait(worker *w, uint64_t since)
+{
+    atomic_fetch_add_explicit(&w->waited_ns, mono_ns() - since,
+                              memory_order_relaxed);
+}
+
+/* Waits while a thread that can go on is more than LAG turns behind. */
+static void team_wait_laggards(team *t, worker *self, uint64_t turns)
+{
+    uint64_t since = 0;
+    for (;; since = since ? since : mono_ns()) {
         int behind = 0;
         for (size_t i = 0; i < t->nw && !behind; i++) {
             worker *o = &t->w[i];
@@ -1147,21 +1169,25 @@ static void team_wait_laggards(team *t, const worker *self, uint64_t turns)
                      atomic_load(&o->turns) + LAG < turns;
         }
         if (!behind || atomic_load(&t->stop) || atomic_load(&t->solo))
-            return;
+            break;
         sched_yield();
     }
+    if (since)
+        add_wait(self, since);
 }
 
 /* A blocked thread waits until another applies records: looking again
  * at once would only take the others' map locks from them.  Returns 1
  * when every thread is blocked and none will apply more. */
-static int team_wait_progress(team *t, const worker *self, uint64_t seen)
+static int team_wait_progress(team *t, worker *self, uint64_t seen)
 {
+    uint64_t since = mono_ns();
+    int stuck = 0;
     for (unsigned spins = 0; atomic_load(&t->applied) == seen; spins++) {
         if (atomic_load(&t->stop) || (self != t->w && atomic_load(&t->solo)))
-            return 0;
-        if (team_stuck(t, self, seen))
-            return 1;
+            break;
+        if ((stuck = team_stuck(t, self, seen)))
+            break;
         if (spins % 64 == 63)
             sched_yield();
 #if defined(__x86_64__) || defined(__i386__)
@@ -1169,7 +1195,8 @@ static int team_wait_progress(team *t, const worker *self, uint64_t seen)
             __builtin_ia32_pause();
 #endif
     }
-    return 0;
+    add_wait(self, since);
+    return stuck;
 }
 
 /* The first thread, every SOLO_EVERY turns: whether to go on alone, and
@@ -1178,14 +1205,18 @@ static void team_consider_solo(team *t, uint64_t turns)
 {
     if (atomic_load(&t->solo) || turns % SOLO_EVERY)
         return;
-    uint64_t all = 0, blocked = 0;
-    for (size_t i = 0; i < t->nw; i++) {
-        all += atomic_load(&t->w[i].turns);
-        blocked += atomic_load_explicit(&t->w[i].blocked,
-                                        memory_order_relaxed);
+    uint64_t now = mono_ns(), waited = 0;
+    for (size_t i = 0; i < t->nw; i++)
+        waited += atomic_load_explicit(&t->w[i].waited_ns,
+                                       memory_order_relaxed);
+    if (t->seen_ns) {
+        double span = (double)(now - t->seen_ns);
+        double busy = (double)t->nw - (double)(waited - t->seen_waited) / span;
+        t->streak = busy < SOLO_BUSY ? t->streak + 1 : 0;
     }
-    all += blocked;
-    if (all < SOLO_AFTER || blocked * SOLO_BLOCKED <= all)
+    t->seen_ns = now;
+    t->seen_waited = waited;
+    if (t->streak < SOLO_STREAK)
         return;
     atomic_store(&t->solo, 1);
     for (size_t i = 1; i < t->nw; i++)
@@ -1235,7 +1266,6 @@ static void *team_member(void *arg)
             break;
         if (applied)
             continue;
-        atomic_fetch_add_explicit(&w->blocked, 1, memory_order_relaxed);
         atomic_store(&w->blocked_at, seen);
         atomic_store(&w->state, W_BLOCKED);
         if (team_wait_progress(t, w, seen)) {

@@ -528,7 +528,7 @@ static void test_solo(const char *dir, size_t nscen,
     int solos = 0;
     for (unsigned i = 0; i < 4; i++) {
         uint64_t seed = 0x50100000u + i;
-        gg_params gp = {seed, 6000, GG_SHAPE_ANY, GG_WEIGHTS_MIXED};
+        gg_params gp = {seed, 40000, GG_SHAPE_ANY, GG_WEIGHTS_MIXED};
         gg_graph g;
         oracle_profile op;
         if (gg_generate(&gp, &g)) {
