@@ -208,11 +208,17 @@ static void map_del(const shared *sh, id_entry *e)
 static void shared_release(const shared *sh, id_entry *e)
 {
     replay *mine = thread_rp;
+    if (mine && mine->last == e)
+        mine->last = NULL;
+    if (mine && mine->last_group == e)
+        mine->last_group = NULL;
     map_del(sh, e);
     /* no thread looks a group up through an alias once the group's owner
      * is folded (only members under the owner do) */
     for (id_entry *a = e->aliases, *next; a; a = next) {
         next = a->alias_next;
+        if (mine && mine->last_group == a)
+            mine->last_group = NULL;
         map_del(sh, a);
         entry_spare(mine, a);
     }
@@ -522,6 +528,11 @@ static int apply_names(replay *rp, const trace_rec *r);
 static id_entry *shared_find(replay *rp, uint64_t id, int groups)
 {
     shared *sh = rp->sh;
+    /* alone, the entry found last is as good as in the serial engine (W
+     * records repeat parents); released entries are forgotten */
+    id_entry *last = groups ? rp->last_group : rp->last;
+    if (sh->alone && last && last->id == id)
+        return last;
     for (size_t k = 0; k <= sh->nmaps; k++) {
         idmap *m = k == 0 ? rp->map : &sh->maps[k - 1];
         if (k > 0 && m == rp->map)
@@ -529,6 +540,8 @@ static id_entry *shared_find(replay *rp, uint64_t id, int groups)
         id_entry *e;
         map_lock(sh, m);
         HASH_FIND(hh, groups ? m->groups : m->nodes, &id, sizeof(id), e);
+        if (e && sh->alone)
+            *(groups ? &rp->last_group : &rp->last) = e;
         if (e)
             return e;
         map_unlock(sh, m);
