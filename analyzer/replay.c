@@ -145,14 +145,16 @@ struct idmap {
 };
 
 struct shared {
-    idmap *maps;            /* one per thread */
+    /* read on every lookup: a line no thread writes while they all run */
+    alignas(64) idmap *maps; /* one per thread */
     size_t nmaps;
     ospg_node *root;        /* live to the end: never counted */
-    spin_lock create;       /* a group is created by one thread at a time */
+    int alone;              /* the other threads stopped: no locks */
+    alignas(64) spin_lock create; /* a group is created by one thread at
+                                   * a time */
     pthread_mutex_t names;  /* the location table, the hooks, the root */
     int root_ended;
     uint64_t root_nchildren;
-    int alone;              /* the other threads stopped: no locks */
 };
 
 /* A map's lock, unless one thread goes on alone (team_consider_solo). */
@@ -322,8 +324,10 @@ static replay *engine_new(size_t nscen, const ospg_scenario *scen,
     if (!(rp->g = ospg_new(nscen, scen)))
         goto fail;
     if (nmaps) {
-        if (!(rp->sh = calloc(1, sizeof(*rp->sh))) ||
-            !(rp->sh->maps = aligned_alloc(64, nmaps * sizeof(idmap))))
+        if (!(rp->sh = aligned_alloc(64, sizeof(*rp->sh))))
+            goto fail;
+        memset(rp->sh, 0, sizeof(*rp->sh));
+        if (!(rp->sh->maps = aligned_alloc(64, nmaps * sizeof(idmap))))
             goto fail;
         memset(rp->sh->maps, 0, nmaps * sizeof(idmap));
         rp->sh->nmaps = nmaps;
