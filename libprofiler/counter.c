@@ -46,6 +46,10 @@ static uint64_t clock_ns(clockid_t id)
  * CLOCK_MONOTONIC at start-up. */
 #define TSC_SHIFT 32
 #define TSC_CALIBRATION_NS 2000000u
+#define TSC_PAIR_TRIES 64
+#define TSC_PAIR_GOOD_NS 100u   /* a bracket this tight ends the tries */
+#define TSC_PAIR_MAX_NS 20000u  /* none tighter: no TSC (the kernel's clock
+                                 * is read instead) */
 
 #if defined(__x86_64__)
 #include <cpuid.h>
@@ -79,14 +83,36 @@ static int tsc_invariant(void)
  * moves to another CPU is switched, and re-anchored on the kernel's
  * clock.  Otherwise (monotonic) the TSC must be the kernel's clocksource,
  * synchronized across CPUs. */
+/* A TSC reading and CLOCK_MONOTONIC at that instant: the TSC read between
+ * two clock reads, the tightest of a few tries (a try the thread was
+ * preempted or interrupted inside is useless: on a loaded machine one
+ * such endpoint once put the scale a third off).  Returns the bracket's
+ * width in ns. */
+static uint64_t tsc_pair(uint64_t *ns, uint64_t *tsc)
+{
+    uint64_t best = UINT64_MAX;
+    for (int i = 0; i < TSC_PAIR_TRIES && best > TSC_PAIR_GOOD_NS; i++) {
+        uint64_t a = clock_ns(CLOCK_MONOTONIC), t = __rdtsc();
+        uint64_t b = clock_ns(CLOCK_MONOTONIC);
+        if (b - a < best) {
+            best = b - a;
+            *ns = a + (b - a) / 2;
+            *tsc = t;
+        }
+    }
+    return best;
+}
+
 static void tsc_setup(counter_clock *c, int within_thread)
 {
     if (!(within_thread ? tsc_invariant() : tsc_is_clocksource()))
         return;
-    uint64_t ns0 = clock_ns(CLOCK_MONOTONIC), t0 = __rdtsc(), ns1, t1;
+    uint64_t ns0, t0, ns1, t1;
+    if (tsc_pair(&ns0, &t0) > TSC_PAIR_MAX_NS)
+        return;
     do {
-        ns1 = clock_ns(CLOCK_MONOTONIC);
-        t1 = __rdtsc();
+        if (tsc_pair(&ns1, &t1) > TSC_PAIR_MAX_NS)
+            return;
     } while (ns1 - ns0 < TSC_CALIBRATION_NS);
     if (t1 <= t0)
         return;

@@ -63,6 +63,13 @@ for T in 2 4 8; do
         ko "FAIL: $what: no profile, or the on-the-fly and offline profiles differ"
         continue
       fi
+      # the trace applied by three threads (one per stream, up to 3; too
+      # small for them by default) gives the same profile
+      if ! "$whatif" analyze -q -j 3 -o "$out/j3" "$out/trace" 2>/dev/null ||
+         ! cmp -s "$out/profile.csv" "$out/j3/profile.csv"; then
+        ko "FAIL: $what: whatif analyze -j 3 gives another profile"
+        continue
+      fi
       # every record reached the trace (a record the writer refuses, such
       # as a wait that ends before it starts, is counted and said)
       if grep -q 'could not be written' "$out.err"; then
