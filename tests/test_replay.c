@@ -264,6 +264,19 @@ static int replay_both(const char *const *pp, unsigned n, ospg_profile *p,
     return replay_both_as(pp, n, 0, p, err, errlen);
 }
 
+/* Two hand-written streams DIR/NAME-a.wit and DIR/NAME-b.wit (paths in pa,
+ * pb), open for writing. */
+static void open_pair(const char *dir, const char *name, char *pa, char *pb,
+                      trace_writer **a, trace_writer **b)
+{
+    snprintf(pa, 256, "%s/%s-a.wit", dir, name);
+    snprintf(pb, 256, "%s/%s-b.wit", dir, name);
+    *a = trace_writer_open(pa, 0, 0);
+    *b = trace_writer_open(pb, 1, 0);
+    if (!*a || !*b)
+        abort();
+}
+
 /* Hand-made two-stream traces around the group of a worksharing loop:
  * owner 1 (the phase) under the root, thread node 2 under it, chunk 3 a
  * member under 2.  Stream A writes the owner's BEGIN and END (and the
@@ -276,12 +289,8 @@ static int group_case(const char *dir, uint32_t chunk_loc, uint64_t owner,
                       size_t errlen)
 {
     char pa[256], pb[256];
-    snprintf(pa, sizeof pa, "%s/grp-a.wit", dir);
-    snprintf(pb, sizeof pb, "%s/grp-b.wit", dir);
-    trace_writer *a = trace_writer_open(pa, 0, 0);
-    trace_writer *b = trace_writer_open(pb, 1, 0);
-    if (!a || !b)
-        abort();
+    trace_writer *a, *b;
+    open_pair(dir, "grp", pa, pb, &a, &b);
     int rc = trace_write_begin(a, 1, 0, 0, OSPG_S, OSPG_LOC_NONE, 0, 0, NULL,
                                0);
     rc |= trace_write_begin(a, 2, 1, 0, OSPG_P, OSPG_LOC_NONE, 0, 0, NULL, 0);
@@ -360,12 +369,8 @@ enum { FORGE_EXTRA_CHILD, FORGE_END_TWICE, FORGE_OWNER_ELSEWHERE,
 static void forged_case(const char *dir, int kind)
 {
     char pa[256], pb[256];
-    snprintf(pa, sizeof pa, "%s/forge-a.wit", dir);
-    snprintf(pb, sizeof pb, "%s/forge-b.wit", dir);
-    trace_writer *a = trace_writer_open(pa, 0, 0);
-    trace_writer *b = trace_writer_open(pb, 1, 0);
-    if (!a || !b)
-        abort();
+    trace_writer *a, *b;
+    open_pair(dir, "forge", pa, pb, &a, &b);
     int rc = trace_write_loc(a, 5, "loop", "f.c:5");
     switch (kind) {
     case FORGE_EXTRA_CHILD: /* node 1 says one child, two name it */
