@@ -119,13 +119,18 @@ static void rec_err(replay *rp, const char *fmt, ...)
 /* ---- Ids that several threads share ----
  *
  * With several threads, each applies the records of its own streams
- * (replay_files) and keeps the ids they begin in a map of its own, under a
- * spin lock held only to find, add or remove an entry, never across a call
- * of the core.  A thread finds nearly every id in its own map (a task's
- * records come from the thread that ran it), whose lock stays in its
- * cache; it looks in the others' maps when not.  A loop's chunks run on
- * every thread: a thread that finds a group in another's map copies it
- * into its own (an alias, removed with the group).
+ * (replay_files).  The ids live in one map per thread, each under a spin
+ * lock held only to find, add or remove an entry, never across a call of
+ * the core.  A node id has one map, chosen by the id alone (node_map), so
+ * an id begun twice meets itself there whatever the threads that begin
+ * it.  The profiler tags each stream's ids with the stream (stream index
+ * + 1 in the bits from 40 up), and thread k applies streams k, k + n, ...;
+ * so a node's map is that of the thread whose stream began it, and nearly
+ * every lookup is in the thread's own map (a task's records come from
+ * the thread that ran it), whose lock stays in its cache.  A group lives
+ * in the map of the thread that created it: a loop's chunks run on every
+ * thread, and a thread that finds a group in another's map copies it into
+ * its own (an alias, removed with the group).
  *
  * The core frees a node on whichever thread completes its subtree, so a
  * thread may use a node only while the core cannot complete it: each
@@ -527,8 +532,20 @@ static int apply_names(replay *rp, const trace_rec *r);
 
 /* ---- Records applied by several threads ---- */
 
-/* The entry of id (a node, or with groups set a group), in the calling
- * thread's map first: returned with its map's lock held, or NULL. */
+/* The map of a node id.  Ids tagged with a stream (the profiler's, see
+ * above) go to the thread that applies that stream; others are spread by
+ * a hash.  Any function of the id alone keeps the check for ids begun
+ * twice exact. */
+static idmap *node_map(const shared *sh, uint64_t id)
+{
+    uint64_t tag = id >> 40;
+    uint64_t key = tag ? tag - 1 : (id * 0x9e3779b97f4a7c15ull) >> 32;
+    return &sh->maps[key % sh->nmaps];
+}
+
+/* The entry of id (a node, or with groups set a group): a node in its
+ * map, a group in the calling thread's map first.  Returned with its map's
+ * lock held, or NULL. */
 static id_entry *shared_find(replay *rp, uint64_t id, int groups)
 {
     shared *sh = rp->sh;
@@ -537,15 +554,26 @@ static id_entry *shared_find(replay *rp, uint64_t id, int groups)
     id_entry *last = groups ? rp->last_group : rp->last;
     if (sh->alone && last && last->id == id)
         return last;
+    if (!groups) {
+        idmap *m = node_map(sh, id);
+        id_entry *e;
+        map_lock(sh, m);
+        HASH_FIND(hh, m->nodes, &id, sizeof(id), e);
+        if (e && sh->alone)
+            rp->last = e;
+        if (!e)
+            map_unlock(sh, m);
+        return e;
+    }
     for (size_t k = 0; k <= sh->nmaps; k++) {
         idmap *m = k == 0 ? rp->map : &sh->maps[k - 1];
         if (k > 0 && m == rp->map)
             continue;
         id_entry *e;
         map_lock(sh, m);
-        HASH_FIND(hh, groups ? m->groups : m->nodes, &id, sizeof(id), e);
+        HASH_FIND(hh, m->groups, &id, sizeof(id), e);
         if (e && sh->alone)
-            *(groups ? &rp->last_group : &rp->last) = e;
+            rp->last_group = e;
         if (e)
             return e;
         map_unlock(sh, m);
@@ -600,8 +628,9 @@ static int shared_end(replay *rp, uint64_t id, uint64_t nchildren,
     return rc;
 }
 
-/* Maps a node just begun, in the calling thread's map.  Returns 1, or -1
- * when its id is taken there or out of memory (message set). */
+/* Maps a node just begun, in its id's map.  Returns 1, or -1 when its id
+ * is taken (by a live node, begun on any thread) or out of memory
+ * (message set). */
 static int shared_add_node(replay *rp, uint64_t id, ospg_node *n)
 {
     id_entry *e = entry_new(rp), *there;
@@ -609,16 +638,17 @@ static int shared_add_node(replay *rp, uint64_t id, ospg_node *n)
         rec_err(rp, "out of memory");
         return -1;
     }
+    idmap *m = node_map(rp->sh, id);
     e->id = id;
     e->type = MAP_NODE;
     e->node = n;
-    e->map = rp->map;
+    e->map = m;
     ospg_node_set_user(n, e);
-    map_lock(rp->sh, rp->map);
-    HASH_FIND(hh, rp->map->nodes, &id, sizeof(id), there);
+    map_lock(rp->sh, m);
+    HASH_FIND(hh, m->nodes, &id, sizeof(id), there);
     if (!there)
-        HASH_ADD(hh, rp->map->nodes, id, sizeof(e->id), e);
-    map_unlock(rp->sh, rp->map);
+        HASH_ADD(hh, m->nodes, id, sizeof(e->id), e);
+    map_unlock(rp->sh, m);
     if (!there)
         return 1;
     ospg_node_set_user(n, NULL);
@@ -1073,10 +1103,12 @@ static void progress_step(progress *pr, const stream *ss, size_t npaths)
     pr->shown = 1;
 }
 
+/* Clears the line shown, if any (also before an error's message). */
 static void progress_end(progress *pr)
 {
     if (pr->shown)
         fprintf(stderr, "\r%*s\r", (int)strlen(pr->label) + 16, "");
+    pr->shown = 0;
 }
 
 /* ---- Several threads ----
@@ -1226,7 +1258,7 @@ static void team_consider_solo(team *t, uint64_t turns)
     for (size_t i = 0; i < t->nw; i++)
         waited += atomic_load_explicit(&t->w[i].waited_ns,
                                        memory_order_relaxed);
-    if (t->seen_ns) {
+    if (t->seen_ns && now > t->seen_ns) {
         double span = (double)(now - t->seen_ns);
         double busy = (double)t->nw - (double)(waited - t->seen_waited) / span;
         t->streak = busy < SOLO_BUSY ? t->streak + 1 : 0;
@@ -1375,8 +1407,11 @@ static unsigned team_size(const char *const *paths, size_t npaths,
                           const replay_hooks *hooks)
 {
     unsigned want = hooks ? hooks->threads : 0;
+    /* the hooks besides region_tags run on one thread (and a team that
+     * fails replays again: they would see records twice) */
     if (want == 1 || npaths < 2 ||
-        (hooks && (hooks->scan_only || hooks->grain || hooks->wait)))
+        (hooks && (hooks->scan_only || hooks->grain || hooks->wait ||
+                   hooks->meta || hooks->region || hooks->note)))
         return 1;
     if (!want) {
         /* below a few hundred thousand nodes, starting threads and the
@@ -1404,6 +1439,7 @@ static int replay_once(const char *const *paths, size_t npaths,
                        replay_stats *stats, char *err, size_t errlen)
 {
     replay_stats st = {0};
+    progress pr = {0};
     size_t ss_bytes = (npaths ? npaths : 1) * sizeof(stream);
     stream *ss = aligned_alloc(64, ss_bytes);
     if (ss)
@@ -1441,7 +1477,6 @@ static int replay_once(const char *const *paths, size_t npaths,
     }
     st.streams = npaths;
     st.threads = nthreads;
-    progress pr;
     progress_start(&pr, hooks ? hooks->progress : NULL, paths, npaths);
 
     if (nthreads > 1 &&
@@ -1503,6 +1538,7 @@ static int replay_once(const char *const *paths, size_t npaths,
     }
     ret = 0;
 out:
+    progress_end(&pr);
     if (stats)
         *stats = st;
     replay_engine_free(rp);

@@ -74,7 +74,7 @@ typedef struct replay_hooks {
      * stream up to the CPUs this process may use (one for a trace under
      * 1 MiB), 1 applies them all on the caller's thread.  Several threads
      * are used only for a trace of several streams read in full, with no
-     * grain or wait hook.  A trace they cannot replay (an error, a record
+     * hook but region_tags (which they call concurrently).  A trace they cannot replay (an error, a record
      * naming a node no stream begins, with allow_partial a trace cut
      * short) is replayed again on one thread, so the profile, errors and
      * their messages do not depend on it. */

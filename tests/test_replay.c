@@ -364,7 +364,8 @@ static void test_groups(const char *dir)
  * ASan a miss is a use after free), and the message must be the one
  * thread's. */
 enum { FORGE_EXTRA_CHILD, FORGE_END_TWICE, FORGE_OWNER_ELSEWHERE,
-       FORGE_BEGUN_TWICE, FORGE_LOC_TWICE, FORGE_AFTER_FOLD, FORGE_COUNT };
+       FORGE_BEGUN_TWICE, FORGE_BEGUN_IN_BOTH, FORGE_LOC_TWICE,
+       FORGE_AFTER_FOLD, FORGE_COUNT };
 
 static void forged_case(const char *dir, int kind)
 {
@@ -411,6 +412,22 @@ static void forged_case(const char *dir, int kind)
         rc |= trace_write_end(b, 1, 1, OSPG_LOC_NONE);
         rc |= trace_write_end(b, 0, 2, OSPG_LOC_NONE);
         break;
+    case FORGE_BEGUN_IN_BOTH: {
+        /* one id live in both streams at once (tagged as the profiler tags
+         * stream b's ids), each copy completed by b: with a map per
+         * stream, each would have been profiled on its own */
+        uint64_t x = (2ull << 40) | 1;
+        rc |= trace_write_begin(a, x, 0, 0, OSPG_P, OSPG_LOC_NONE, 0, 0,
+                                NULL, 0);
+        rc |= trace_write_end(a, x, 1, OSPG_LOC_NONE);
+        rc |= trace_write_begin(b, x, 0, 1, OSPG_P, OSPG_LOC_NONE, 0, 0,
+                                NULL, 0);
+        rc |= trace_write_work(b, x, 0, 10, 5, 0, 0);
+        rc |= trace_write_end(b, x, 1, OSPG_LOC_NONE);
+        rc |= trace_write_work(b, x, 0, 10, 5, 0, 0);
+        rc |= trace_write_end(b, 0, 2, OSPG_LOC_NONE);
+        break;
+    }
     case FORGE_LOC_TWICE: /* location 5 defined differently by b */
         rc |= trace_write_loc(b, 5, "task", "g.c:9");
         rc |= trace_write_begin(a, 1, 0, 0, OSPG_P, 5, 0, 0, NULL, 0);
