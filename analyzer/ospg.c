@@ -494,7 +494,13 @@ typedef struct park_item {
     ospg_sample *smp;         /* PARK_W: owned copy */
     size_t nsmp;
     struct park_item *prev, *next;
+    UT_hash_handle hh;        /* in its node's park_index, if any */
 } park_item;
+
+/* Parked children past this many are also indexed by idx: the sorted list
+ * would cost the distance searched on every insert, and a thread that
+ * runs far behind the others inserts deep inside it. */
+#define PARK_INDEX_AT 16
 
 typedef struct node_op node_op;
 
@@ -521,7 +527,12 @@ struct ospg_node {
     uint64_t frontier;      /* children below this index are applied */
     uint64_t unfolded;      /* begun intermediate children not yet folded */
     ospg_node *blocking;    /* the S-child at the frontier, still open */
-    park_item *parked;      /* out-of-order children, sorted by idx */
+    /* out-of-order children: sorted by idx while there is no index,
+     * in the order parked once there is one */
+    park_item *parked;
+    park_item *park_index;  /* NULL, or parked by idx (PARK_INDEX_AT) */
+    uint64_t nparked;
+    uint64_t parked_max;    /* highest idx parked, while any is */
 
     uint64_t work;
     /* work of the W-nodes below it that no nested grain (a P-node with a
@@ -920,6 +931,7 @@ static void node_release(ospg *g, ospg_node *n)
         event_release(n->all_last, g->nscen);
     event_release(n->event, g->nscen);
     park_item *p, *ptmp;
+    HASH_CLEAR(hh, n->park_index);
     DL_FOREACH_SAFE(n->parked, p, ptmp) {
         DL_DELETE(n->parked, p);
         free(p->deps);
@@ -1529,15 +1541,36 @@ static int apply_p_begin(ospg *g, ospg_node *n, ospg_node *p,
 
 static int leaf_apply(ospg *g, ospg_node *n, const node_op *op);
 
+/* The parked child at the frontier, taken out, or NULL.  A cut-short
+ * run's node (partial) takes its lowest, whatever the frontier. */
+static park_item *unpark(ospg_node *n)
+{
+    park_item *it = n->parked;
+    if (n->park_index && !n->partial) {
+        uint64_t idx = n->frontier;
+        HASH_FIND(hh, n->park_index, &idx, sizeof(idx), it);
+    }
+    if (!it || (it->idx != n->frontier && !n->partial))
+        return NULL;
+    if (n->park_index)
+        HASH_DEL(n->park_index, it);
+    DL_DELETE(n->parked, it);
+    n->nparked--;
+    return it;
+}
+
+static int cmp_park(const park_item *a, const park_item *b)
+{
+    return (a->idx > b->idx) - (a->idx < b->idx);
+}
+
 /* Applies parked children that the frontier has reached. */
 static int drain(ospg *g, ospg_node *n)
 {
-    while (!n->blocking && n->parked &&
-           (n->parked->idx == n->frontier || n->partial)) {
-        park_item *it = n->parked;
+    park_item *it;
+    while (!n->blocking && (it = unpark(n))) {
         if (n->partial)
             n->frontier = it->idx; /* skip children that never came */
-        DL_DELETE(n->parked, it);
         int rc = 0;
         if (it->type == PARK_W) {
             rc = apply_w(g, n, it->work, it->loc, it->region, it->wflags,
@@ -1574,14 +1607,45 @@ static int drain(ospg *g, ospg_node *n)
     return 0;
 }
 
-static int park(ospg *g, ospg_node *n, park_item *it)
+/* Parks it before the first parked child of a higher index, searching
+ * from the head: for a child nearer the frontier than the last parked. */
+static int park_from_head(ospg *g, ospg_node *n, park_item *it)
+{
+    park_item *pos = n->parked;
+    while (pos->idx < it->idx)
+        pos = pos->next; /* the tail's index is higher: it stops there */
+    if (pos->idx == it->idx)
+        return fail(g, OSPG_ERR_INDEX);
+    if (pos == n->parked)
+        DL_PREPEND(n->parked, it);
+    else
+        DL_PREPEND_ELEM(n->parked, pos, it);
+    return 0;
+}
+
+/* Parks it in the index (n has one): O(1) whatever the order. */
+static int park_indexed(ospg *g, ospg_node *n, park_item *it)
+{
+    park_item *there;
+    HASH_FIND(hh, n->park_index, &it->idx, sizeof(it->idx), there);
+    if (there)
+        return fail(g, OSPG_ERR_INDEX);
+    HASH_ADD(hh, n->park_index, idx, sizeof(it->idx), it);
+    DL_APPEND(n->parked, it);
+    return 0;
+}
+
+/* Parks it in the sorted list (n has no index). */
+static int park_sorted(ospg *g, ospg_node *n, park_item *it)
 {
     park_item *pos;
-    /* Reports arrive mostly in order: search from the tail. */
-    if (it->idx < n->frontier)
-        return fail(g, OSPG_ERR_INDEX);
-    if (n->blocking && it->idx == n->frontier)
-        return fail(g, OSPG_ERR_INDEX);
+    /* Reports arrive mostly in order: search from the tail, unless the
+     * child is nearer the head (children completing last first): then
+     * from there. */
+    if (n->parked && it->idx < n->parked->prev->idx &&
+        (it->idx < n->parked->idx ||
+         it->idx - n->parked->idx < n->parked->prev->idx - it->idx))
+        return park_from_head(g, n, it);
     for (pos = n->parked ? n->parked->prev : NULL; pos; pos = pos->prev) {
         if (pos->idx == it->idx)
             return fail(g, OSPG_ERR_INDEX);
@@ -1598,6 +1662,25 @@ static int park(ospg *g, ospg_node *n, park_item *it)
         DL_APPEND(n->parked, it);
     } else {
         DL_APPEND_ELEM(n->parked, pos, it);
+    }
+    return 0;
+}
+
+static int park(ospg *g, ospg_node *n, park_item *it)
+{
+    if (it->idx < n->frontier)
+        return fail(g, OSPG_ERR_INDEX);
+    if (n->blocking && it->idx == n->frontier)
+        return fail(g, OSPG_ERR_INDEX);
+    int rc = n->park_index ? park_indexed(g, n, it) : park_sorted(g, n, it);
+    if (rc)
+        return rc;
+    if (!n->nparked++ || it->idx > n->parked_max)
+        n->parked_max = it->idx;
+    if (n->nparked == PARK_INDEX_AT && !n->park_index) {
+        park_item *p;
+        DL_FOREACH(n->parked, p)
+            HASH_ADD(hh, n->park_index, idx, sizeof(p->idx), p);
     }
     return 0;
 }
@@ -1866,7 +1949,7 @@ static int end_node(ospg *g, ospg_node *n, const node_op *op)
         return fail(g, OSPG_ERR_STATE);
     if (op->nchildren < n->frontier ||
         (n->blocking && op->nchildren <= n->frontier) ||
-        (n->parked && n->parked->prev->idx >= op->nchildren))
+        (n->parked && n->parked_max >= op->nchildren))
         return fail(g, OSPG_ERR_INDEX);
     n->ended = 1;
     n->nchildren = op->nchildren;
@@ -2558,6 +2641,9 @@ int ospg_finish_partial(ospg *g, ospg_profile *out)
             if (n->dead)
                 continue;
             n->partial = 1;
+            /* a cut-short node takes its parked children lowest first */
+            HASH_CLEAR(hh, n->park_index);
+            DL_SORT(n->parked, cmp_park);
             if (!n->ended) {
                 n->ended = 1;
                 n->nchildren = n->seen > n->frontier ? n->seen : n->frontier;

@@ -335,6 +335,71 @@ static void case_errors(void)
     ospg_free(g);
 }
 
+/* Children reported far out of order: past PARK_INDEX_AT parked ones a
+ * node indexes them (ospg.c).  root: P task{W1 .. W100, child i's work
+ * i + 1, reported odd ones last first, then even ones, 0 last}, then a
+ * scope S{40 leaf tasks, leaf i's work i + 1, reported last first}.
+ * The task runs beside what follows it: work 5050 + 820, span
+ * max(5050, 40) = 5050. */
+static void case_many_parked(void)
+{
+    current = "many parked";
+    ospg *g = ospg_new(1, NULL);
+    ospg_node *r = ospg_root(g);
+    ospg_node *t = ospg_begin(g, r, 0, OSPG_P, TASK, NULL, NULL, 0, NULL);
+    for (uint64_t i = 99; i < 100; i -= 2) /* 99, 97, ..., 1 */
+        CHECK(ospg_work(g, t, i, i + 1, TASK, 0, 0) == 0);
+    for (uint64_t i = 98; i >= 2; i -= 2)
+        CHECK(ospg_work(g, t, i, i + 1, TASK, 0, 0) == 0);
+    CHECK(ospg_live_nodes(g) == 2);
+    CHECK(ospg_work(g, t, 0, 1, TASK, 0, 0) == 0);
+    CHECK(ospg_end(g, t, 100, OSPG_LOC_NONE) == 0);
+    ospg_node *sc = ospg_begin(g, r, 1, OSPG_S, TW, NULL, NULL, 0, NULL);
+    for (uint64_t i = 40; i-- > 0;) {
+        ospg_leaf_work w = {i + 1, TASK, 0, 0};
+        CHECK(ospg_leaf(g, sc, i, OSPG_P, TASK, NULL, &w) == 0);
+    }
+    CHECK(ospg_end(g, sc, 40, OSPG_LOC_NONE) == 0);
+    ospg_profile p;
+    CHECK(ospg_finish(g, 2, &p) == 0);
+    CHECK(p.work == 5050 + 820);
+    CHECK(p.span[0] == 5050);
+    CHECK(ospg_live_nodes(g) == 0);
+    ospg_profile_free(&p);
+    ospg_free(g);
+
+    /* a child reported twice, once the node indexes its parked ones */
+    g = ospg_new(1, NULL);
+    r = ospg_root(g);
+    t = ospg_begin(g, r, 0, OSPG_P, TASK, NULL, NULL, 0, NULL);
+    for (uint64_t i = 40; i >= 1; i--)
+        CHECK(ospg_work(g, t, i, 1, TASK, 0, 0) == 0);
+    CHECK(ospg_work(g, t, 20, 1, TASK, 0, 0) == OSPG_ERR_INDEX);
+    ospg_free(g);
+
+    /* an end that counts fewer children than were parked */
+    g = ospg_new(1, NULL);
+    r = ospg_root(g);
+    t = ospg_begin(g, r, 0, OSPG_P, TASK, NULL, NULL, 0, NULL);
+    for (uint64_t i = 1; i <= 40; i++)
+        CHECK(ospg_work(g, t, i * 3 % 41, 1, TASK, 0, 0) == 0);
+    CHECK(ospg_end(g, t, 40, OSPG_LOC_NONE) == OSPG_ERR_INDEX);
+    ospg_free(g);
+
+    /* cut short: children 1..30 parked in scrambled order, 0 never came,
+     * the lowest first: the task's chain is all of them */
+    g = ospg_new(1, NULL);
+    r = ospg_root(g);
+    t = ospg_begin(g, r, 0, OSPG_P, TASK, NULL, NULL, 0, NULL);
+    for (uint64_t i = 1; i <= 30; i++)
+        CHECK(ospg_work(g, t, i * 7 % 31, i * 7 % 31, TASK, 0, 0) == 0);
+    CHECK(ospg_finish_partial(g, &p) == 0);
+    CHECK(p.work == 465 && p.span[0] == 465);
+    CHECK(ospg_live_nodes(g) == 0);
+    ospg_profile_free(&p);
+    ospg_free(g);
+}
+
 /* A run cut short inside a parallel region: root W10, parallel{phase{
  * P0{W30, P chunk{W5} (never ended)}, P1{W20} (never ended)}} and
  * children 3 and 4 of P0 never reported.  Partial finish: span 10 + 35,
@@ -496,6 +561,7 @@ static void case_histogram(void)
 int main(void)
 {
     case_histogram();
+    case_many_parked();
     case_samples();
     case_all_memory();
     case_partial();
