@@ -494,13 +494,19 @@ typedef struct park_item {
     ospg_sample *smp;         /* PARK_W: owned copy */
     size_t nsmp;
     struct park_item *prev, *next;
-    UT_hash_handle hh;        /* in its node's park_index, if any */
 } park_item;
 
 /* Parked children past this many are also indexed by idx: the sorted list
  * would cost the distance searched on every insert, and a thread that
- * runs far behind the others inserts deep inside it. */
-#define PARK_INDEX_AT 16
+ * runs far behind the others inserts deep inside it.  The index's entries
+ * are apart from the items, which stay small for the common case. */
+#define PARK_INDEX_AT 64
+
+typedef struct park_key {
+    uint64_t idx;
+    park_item *item;
+    UT_hash_handle hh;
+} park_key;
 
 typedef struct node_op node_op;
 
@@ -530,7 +536,7 @@ struct ospg_node {
     /* out-of-order children: sorted by idx while there is no index,
      * in the order parked once there is one */
     park_item *parked;
-    park_item *park_index;  /* NULL, or parked by idx (PARK_INDEX_AT) */
+    park_key *park_index;   /* NULL, or parked by idx (PARK_INDEX_AT) */
     uint64_t nparked;
     uint64_t parked_max;    /* highest idx parked, while any is */
 
@@ -782,6 +788,24 @@ static void park_free(ospg *g, park_item *it)
     pool_free(it);
 }
 
+static int cmp_park(const park_item *a, const park_item *b)
+{
+    return (a->idx > b->idx) - (a->idx < b->idx);
+}
+
+/* Frees n's index of parked children, if any, and sorts them again. */
+static void park_index_drop(ospg_node *n)
+{
+    if (!n->park_index)
+        return;
+    park_key *k, *tmp;
+    HASH_ITER(hh, n->park_index, k, tmp) {
+        HASH_DEL(n->park_index, k);
+        free(k);
+    }
+    DL_SORT(n->parked, cmp_park);
+}
+
 /* Without concurrency one thread does everything, and the builder's
  * atomic read-modify-writes need not be locked instructions: the analyzer
  * paid four or five of them per node (about a third of its time per node
@@ -931,7 +955,7 @@ static void node_release(ospg *g, ospg_node *n)
         event_release(n->all_last, g->nscen);
     event_release(n->event, g->nscen);
     park_item *p, *ptmp;
-    HASH_CLEAR(hh, n->park_index);
+    park_index_drop(n);
     DL_FOREACH_SAFE(n->parked, p, ptmp) {
         DL_DELETE(n->parked, p);
         free(p->deps);
@@ -1546,22 +1570,21 @@ static int leaf_apply(ospg *g, ospg_node *n, const node_op *op);
 static park_item *unpark(ospg_node *n)
 {
     park_item *it = n->parked;
-    if (n->park_index && !n->partial) {
+    if (n->park_index) {
+        park_key *k;
         uint64_t idx = n->frontier;
-        HASH_FIND(hh, n->park_index, &idx, sizeof(idx), it);
+        HASH_FIND(hh, n->park_index, &idx, sizeof(idx), k);
+        if (!k)
+            return NULL;
+        it = k->item;
+        HASH_DEL(n->park_index, k);
+        free(k);
     }
     if (!it || (it->idx != n->frontier && !n->partial))
         return NULL;
-    if (n->park_index)
-        HASH_DEL(n->park_index, it);
     DL_DELETE(n->parked, it);
     n->nparked--;
     return it;
-}
-
-static int cmp_park(const park_item *a, const park_item *b)
-{
-    return (a->idx > b->idx) - (a->idx < b->idx);
 }
 
 /* Applies parked children that the frontier has reached. */
@@ -1623,15 +1646,29 @@ static int park_from_head(ospg *g, ospg_node *n, park_item *it)
     return 0;
 }
 
-/* Parks it in the index (n has one): O(1) whatever the order. */
+/* Indexes it (n has an index).  Returns 0, or -1 out of memory. */
+static int park_key_add(ospg_node *n, park_item *it)
+{
+    park_key *k = malloc(sizeof(*k));
+    if (!k)
+        return -1;
+    k->idx = it->idx;
+    k->item = it;
+    HASH_ADD(hh, n->park_index, idx, sizeof(k->idx), k);
+    return 0;
+}
+
+/* Parks it in the index (n has one): O(1) whatever the order.  Out of
+ * memory, n goes back to the sorted list. */
 static int park_indexed(ospg *g, ospg_node *n, park_item *it)
 {
-    park_item *there;
+    park_key *there;
     HASH_FIND(hh, n->park_index, &it->idx, sizeof(it->idx), there);
     if (there)
         return fail(g, OSPG_ERR_INDEX);
-    HASH_ADD(hh, n->park_index, idx, sizeof(it->idx), it);
     DL_APPEND(n->parked, it);
+    if (park_key_add(n, it))
+        park_index_drop(n);
     return 0;
 }
 
@@ -1680,7 +1717,10 @@ static int park(ospg *g, ospg_node *n, park_item *it)
     if (n->nparked == PARK_INDEX_AT && !n->park_index) {
         park_item *p;
         DL_FOREACH(n->parked, p)
-            HASH_ADD(hh, n->park_index, idx, sizeof(p->idx), p);
+            if (park_key_add(n, p)) {
+                park_index_drop(n);
+                break;
+            }
     }
     return 0;
 }
@@ -2642,8 +2682,7 @@ int ospg_finish_partial(ospg *g, ospg_profile *out)
                 continue;
             n->partial = 1;
             /* a cut-short node takes its parked children lowest first */
-            HASH_CLEAR(hh, n->park_index);
-            DL_SORT(n->parked, cmp_park);
+            park_index_drop(n);
             if (!n->ended) {
                 n->ended = 1;
                 n->nchildren = n->seen > n->frontier ? n->seen : n->frontier;

@@ -335,25 +335,25 @@ static void case_errors(void)
     ospg_free(g);
 }
 
-/* Children reported far out of order: past PARK_INDEX_AT parked ones a
- * node indexes them (ospg.c).  root: P task{W1 .. W100, child i's work
- * i + 1, reported odd ones last first, then even ones, 0 last}, then a
- * scope S{40 leaf tasks, leaf i's work i + 1, reported last first}.
- * The task runs beside what follows it: work 5050 + 820, span
- * max(5050, 40) = 5050. */
+/* Children reported far out of order: past PARK_INDEX_AT (64) parked ones
+ * a node indexes them (ospg.c).  root: P task{200 W-children, child i's
+ * work i + 1, reported odd ones last first, then even ones, 0 last}, then
+ * a scope S{40 leaf tasks, leaf i's work i + 1, reported last first}.
+ * The task runs beside what follows it: work 20100 + 820, span
+ * max(20100, 40) = 20100. */
 static void case_many_parked(void)
 {
     current = "many parked";
     ospg *g = ospg_new(1, NULL);
     ospg_node *r = ospg_root(g);
     ospg_node *t = ospg_begin(g, r, 0, OSPG_P, TASK, NULL, NULL, 0, NULL);
-    for (uint64_t i = 99; i < 100; i -= 2) /* 99, 97, ..., 1 */
+    for (uint64_t i = 199; i < 200; i -= 2) /* 199, 197, ..., 1 */
         CHECK(ospg_work(g, t, i, i + 1, TASK, 0, 0) == 0);
-    for (uint64_t i = 98; i >= 2; i -= 2)
+    for (uint64_t i = 198; i >= 2; i -= 2)
         CHECK(ospg_work(g, t, i, i + 1, TASK, 0, 0) == 0);
     CHECK(ospg_live_nodes(g) == 2);
     CHECK(ospg_work(g, t, 0, 1, TASK, 0, 0) == 0);
-    CHECK(ospg_end(g, t, 100, OSPG_LOC_NONE) == 0);
+    CHECK(ospg_end(g, t, 200, OSPG_LOC_NONE) == 0);
     ospg_node *sc = ospg_begin(g, r, 1, OSPG_S, TW, NULL, NULL, 0, NULL);
     for (uint64_t i = 40; i-- > 0;) {
         ospg_leaf_work w = {i + 1, TASK, 0, 0};
@@ -362,8 +362,8 @@ static void case_many_parked(void)
     CHECK(ospg_end(g, sc, 40, OSPG_LOC_NONE) == 0);
     ospg_profile p;
     CHECK(ospg_finish(g, 2, &p) == 0);
-    CHECK(p.work == 5050 + 820);
-    CHECK(p.span[0] == 5050);
+    CHECK(p.work == 20100 + 820);
+    CHECK(p.span[0] == 20100);
     CHECK(ospg_live_nodes(g) == 0);
     ospg_profile_free(&p);
     ospg_free(g);
@@ -372,7 +372,7 @@ static void case_many_parked(void)
     g = ospg_new(1, NULL);
     r = ospg_root(g);
     t = ospg_begin(g, r, 0, OSPG_P, TASK, NULL, NULL, 0, NULL);
-    for (uint64_t i = 40; i >= 1; i--)
+    for (uint64_t i = 100; i >= 1; i--)
         CHECK(ospg_work(g, t, i, 1, TASK, 0, 0) == 0);
     CHECK(ospg_work(g, t, 20, 1, TASK, 0, 0) == OSPG_ERR_INDEX);
     ospg_free(g);
@@ -381,20 +381,20 @@ static void case_many_parked(void)
     g = ospg_new(1, NULL);
     r = ospg_root(g);
     t = ospg_begin(g, r, 0, OSPG_P, TASK, NULL, NULL, 0, NULL);
-    for (uint64_t i = 1; i <= 40; i++)
-        CHECK(ospg_work(g, t, i * 3 % 41, 1, TASK, 0, 0) == 0);
-    CHECK(ospg_end(g, t, 40, OSPG_LOC_NONE) == OSPG_ERR_INDEX);
+    for (uint64_t i = 1; i <= 100; i++)
+        CHECK(ospg_work(g, t, i * 3 % 101, 1, TASK, 0, 0) == 0);
+    CHECK(ospg_end(g, t, 100, OSPG_LOC_NONE) == OSPG_ERR_INDEX);
     ospg_free(g);
 
-    /* cut short: children 1..30 parked in scrambled order, 0 never came,
-     * the lowest first: the task's chain is all of them */
+    /* cut short: children 1..100 parked in scrambled order, 0 never
+     * came, the lowest first: the task's chain is all of them */
     g = ospg_new(1, NULL);
     r = ospg_root(g);
     t = ospg_begin(g, r, 0, OSPG_P, TASK, NULL, NULL, 0, NULL);
-    for (uint64_t i = 1; i <= 30; i++)
-        CHECK(ospg_work(g, t, i * 7 % 31, i * 7 % 31, TASK, 0, 0) == 0);
+    for (uint64_t i = 1; i <= 100; i++)
+        CHECK(ospg_work(g, t, i * 7 % 101, i * 7 % 101, TASK, 0, 0) == 0);
     CHECK(ospg_finish_partial(g, &p) == 0);
-    CHECK(p.work == 465 && p.span[0] == 465);
+    CHECK(p.work == 5050 && p.span[0] == 5050);
     CHECK(ospg_live_nodes(g) == 0);
     ospg_profile_free(&p);
     ospg_free(g);
