@@ -496,11 +496,12 @@ typedef struct park_item {
     struct park_item *prev, *next;
 } park_item;
 
-/* Parked children past this many are also indexed by idx: the sorted list
- * would cost the distance searched on every insert, and a thread that
- * runs far behind the others inserts deep inside it.  The index's entries
- * are apart from the items, which stay small for the common case. */
-#define PARK_INDEX_AT 64
+/* A node whose parked children had to be searched this far for one insert
+ * indexes them by idx from then on, until none is parked: children come
+ * mostly in order or last first (an end of the sorted list), but a thread
+ * that runs far behind the others inserts deep inside it, every time.
+ * The index's entries are apart from the items, which stay small. */
+#define PARK_WALK_MAX 64
 
 typedef struct park_key {
     uint64_t idx;
@@ -536,7 +537,7 @@ struct ospg_node {
     /* out-of-order children: sorted by idx while there is no index,
      * in the order parked once there is one */
     park_item *parked;
-    park_key *park_index;   /* NULL, or parked by idx (PARK_INDEX_AT) */
+    park_key *park_index;   /* NULL, or parked by idx (PARK_WALK_MAX) */
     uint64_t nparked;
     uint64_t parked_max;    /* highest idx parked, while any is */
 
@@ -1632,11 +1633,14 @@ static int drain(ospg *g, ospg_node *n)
 
 /* Parks it before the first parked child of a higher index, searching
  * from the head: for a child nearer the frontier than the last parked. */
-static int park_from_head(ospg *g, ospg_node *n, park_item *it)
+static int park_from_head(ospg *g, ospg_node *n, park_item *it,
+                          unsigned *walked)
 {
     park_item *pos = n->parked;
-    while (pos->idx < it->idx)
+    while (pos->idx < it->idx) {
         pos = pos->next; /* the tail's index is higher: it stops there */
+        ++*walked;
+    }
     if (pos->idx == it->idx)
         return fail(g, OSPG_ERR_INDEX);
     if (pos == n->parked)
@@ -1672,8 +1676,10 @@ static int park_indexed(ospg *g, ospg_node *n, park_item *it)
     return 0;
 }
 
-/* Parks it in the sorted list (n has no index). */
-static int park_sorted(ospg *g, ospg_node *n, park_item *it)
+/* Parks it in the sorted list (n has no index), *walked the items
+ * passed on the way. */
+static int park_sorted(ospg *g, ospg_node *n, park_item *it,
+                       unsigned *walked)
 {
     park_item *pos;
     /* Reports arrive mostly in order: search from the tail, unless the
@@ -1682,8 +1688,9 @@ static int park_sorted(ospg *g, ospg_node *n, park_item *it)
     if (n->parked && it->idx < n->parked->prev->idx &&
         (it->idx < n->parked->idx ||
          it->idx - n->parked->idx < n->parked->prev->idx - it->idx))
-        return park_from_head(g, n, it);
-    for (pos = n->parked ? n->parked->prev : NULL; pos; pos = pos->prev) {
+        return park_from_head(g, n, it, walked);
+    for (pos = n->parked ? n->parked->prev : NULL; pos;
+         pos = pos->prev, ++*walked) {
         if (pos->idx == it->idx)
             return fail(g, OSPG_ERR_INDEX);
         if (pos->idx < it->idx)
@@ -1709,12 +1716,14 @@ static int park(ospg *g, ospg_node *n, park_item *it)
         return fail(g, OSPG_ERR_INDEX);
     if (n->blocking && it->idx == n->frontier)
         return fail(g, OSPG_ERR_INDEX);
-    int rc = n->park_index ? park_indexed(g, n, it) : park_sorted(g, n, it);
+    unsigned walked = 0;
+    int rc = n->park_index ? park_indexed(g, n, it)
+                           : park_sorted(g, n, it, &walked);
     if (rc)
         return rc;
     if (!n->nparked++ || it->idx > n->parked_max)
         n->parked_max = it->idx;
-    if (n->nparked == PARK_INDEX_AT && !n->park_index) {
+    if (walked > PARK_WALK_MAX) {
         park_item *p;
         DL_FOREACH(n->parked, p)
             if (park_key_add(n, p)) {

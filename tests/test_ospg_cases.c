@@ -335,22 +335,28 @@ static void case_errors(void)
     ospg_free(g);
 }
 
-/* Children reported far out of order: past PARK_INDEX_AT (64) parked ones
- * a node indexes them (ospg.c).  root: P task{200 W-children, child i's
- * work i + 1, reported odd ones last first, then even ones, 0 last}, then
- * a scope S{40 leaf tasks, leaf i's work i + 1, reported last first}.
- * The task runs beside what follows it: work 20100 + 820, span
- * max(20100, 40) = 20100. */
+/* Reports W-children 1 .. 199 of t, child i's work i + 1: the odd ones
+ * last first, then the even ones last first, each of which goes deeper
+ * inside the parked list: past PARK_WALK_MAX a node indexes it (ospg.c). */
+static void park_deep(ospg *g, ospg_node *t)
+{
+    for (uint64_t i = 199; i < 200; i -= 2) /* 199, 197, ..., 1 */
+        CHECK(ospg_work(g, t, i, i + 1, TASK, 0, 0) == 0);
+    for (uint64_t i = 198; i >= 2; i -= 2)
+        CHECK(ospg_work(g, t, i, i + 1, TASK, 0, 0) == 0);
+}
+
+/* Children reported far out of order.  root: P task{200 W-children
+ * (park_deep, then child 0)}, then a scope S{40 leaf tasks, leaf i's work
+ * i + 1, reported last first}.  The task runs beside what follows it:
+ * work 20100 + 820, span max(20100, 40) = 20100. */
 static void case_many_parked(void)
 {
     current = "many parked";
     ospg *g = ospg_new(1, NULL);
     ospg_node *r = ospg_root(g);
     ospg_node *t = ospg_begin(g, r, 0, OSPG_P, TASK, NULL, NULL, 0, NULL);
-    for (uint64_t i = 199; i < 200; i -= 2) /* 199, 197, ..., 1 */
-        CHECK(ospg_work(g, t, i, i + 1, TASK, 0, 0) == 0);
-    for (uint64_t i = 198; i >= 2; i -= 2)
-        CHECK(ospg_work(g, t, i, i + 1, TASK, 0, 0) == 0);
+    park_deep(g, t);
     CHECK(ospg_live_nodes(g) == 2);
     CHECK(ospg_work(g, t, 0, 1, TASK, 0, 0) == 0);
     CHECK(ospg_end(g, t, 200, OSPG_LOC_NONE) == 0);
@@ -372,29 +378,26 @@ static void case_many_parked(void)
     g = ospg_new(1, NULL);
     r = ospg_root(g);
     t = ospg_begin(g, r, 0, OSPG_P, TASK, NULL, NULL, 0, NULL);
-    for (uint64_t i = 100; i >= 1; i--)
-        CHECK(ospg_work(g, t, i, 1, TASK, 0, 0) == 0);
-    CHECK(ospg_work(g, t, 20, 1, TASK, 0, 0) == OSPG_ERR_INDEX);
+    park_deep(g, t);
+    CHECK(ospg_work(g, t, 101, 1, TASK, 0, 0) == OSPG_ERR_INDEX);
     ospg_free(g);
 
     /* an end that counts fewer children than were parked */
     g = ospg_new(1, NULL);
     r = ospg_root(g);
     t = ospg_begin(g, r, 0, OSPG_P, TASK, NULL, NULL, 0, NULL);
-    for (uint64_t i = 1; i <= 100; i++)
-        CHECK(ospg_work(g, t, i * 3 % 101, 1, TASK, 0, 0) == 0);
-    CHECK(ospg_end(g, t, 100, OSPG_LOC_NONE) == OSPG_ERR_INDEX);
+    park_deep(g, t);
+    CHECK(ospg_end(g, t, 199, OSPG_LOC_NONE) == OSPG_ERR_INDEX);
     ospg_free(g);
 
-    /* cut short: children 1..100 parked in scrambled order, 0 never
-     * came, the lowest first: the task's chain is all of them */
+    /* cut short: children 1 .. 199 parked, 0 never came, the lowest
+     * first: the task's chain is all of them */
     g = ospg_new(1, NULL);
     r = ospg_root(g);
     t = ospg_begin(g, r, 0, OSPG_P, TASK, NULL, NULL, 0, NULL);
-    for (uint64_t i = 1; i <= 100; i++)
-        CHECK(ospg_work(g, t, i * 7 % 101, i * 7 % 101, TASK, 0, 0) == 0);
+    park_deep(g, t);
     CHECK(ospg_finish_partial(g, &p) == 0);
-    CHECK(p.work == 5050 && p.span[0] == 5050);
+    CHECK(p.work == 20099 && p.span[0] == 20099);
     CHECK(ospg_live_nodes(g) == 0);
     ospg_profile_free(&p);
     ospg_free(g);
