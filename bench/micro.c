@@ -3,7 +3,9 @@
  *   micro CONSTRUCT [REPS]    prints "ns_per_instance X"
  *
  * CONSTRUCT: parallel, barrier, static, static_c (chunk 16), dynamic1,
- * dynamic16, dynamic1024, guided, task, taskwait, taskgroup, critical.
+ * dynamic16, dynamic1024, guided, task, taskwait, taskgroup, critical,
+ * fibtree (a tree of FIB_TASKS tasks, each a call of a recursive
+ * Fibonacci that waits for its two children: an instance is a tree).
  * Each repetition does one instance (a loop instance has 4096 iterations
  * of a tiny body); the time is the median of 5 batches.
  */
@@ -17,6 +19,22 @@ static volatile int sink;
 static void body(void)
 {
     sink++;
+}
+
+/* fib(FIB_N) makes 2 * F(FIB_N + 1) - 2 tasks */
+#define FIB_N 12
+
+static long fib(int n)
+{
+    long x, y;
+    if (n < 2)
+        return n;
+#pragma omp task shared(x)
+    x = fib(n - 1);
+#pragma omp task shared(y)
+    y = fib(n - 2);
+#pragma omp taskwait
+    return x + y;
 }
 
 static double run(const char *c, int reps)
@@ -53,6 +71,11 @@ static double run(const char *c, int reps)
             body();
 #pragma omp taskwait
         }
+    } else if (!strcmp(c, "fibtree")) {
+#pragma omp parallel
+#pragma omp single
+        for (int r = 0; r < reps; r++)
+            sink += (int)fib(FIB_N);
     } else if (!strcmp(c, "taskgroup")) {
 #pragma omp parallel
 #pragma omp single
