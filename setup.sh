@@ -26,8 +26,10 @@ case "${1:-}" in
   *) die "unknown option '$1' (use --example, --test or nothing)" ;;
 esac
 
+# time and valgrind: the benchmarks (bench/real.sh, bench/instructions.sh)
 packages=(clang-19 libomp-19-dev libclang-rt-19-dev llvm-19 libpfm4-dev
-          libsqlite3-dev sqlite3 uthash-dev libdw-dev cmake make gcc g++ python3 time)
+          libsqlite3-dev sqlite3 uthash-dev libdw-dev cmake make gcc g++ python3 time
+          valgrind)
 
 # the test suite opens the HTML report in a real browser and runs an
 # MPI + OpenMP program under Open MPI (and MPICH's launcher)
