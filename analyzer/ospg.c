@@ -564,6 +564,12 @@ struct ospg_node {
     chain *ser;   /* [nscen] serial chain; the final chain once finalized */
     chain *best;  /* [nscen] best chain through a P-child */
     chain *start; /* [nscen] P: when its subtree may start */
+    /* Uniform (see "Uniform scenarios"): every scenario's ser, best and
+     * skip_span equal scenario 0's, which alone are kept, and there are
+     * no tag chains (the node's lock); uni_start: the same of start and
+     * tm_start (the parent's lock, as start). */
+    int uni;
+    int uni_start;
     /* Tag chains (see "Tags"), NULL until the first tag: [2 * nscen], the
      * serial ones then the best ones (the node's own lock), and [nscen],
      * the start ones (the parent's lock, as start). */
@@ -739,6 +745,82 @@ static size_t stat_size(const ospg *g)
     return sizeof(stat_entry) + g->nscen * sizeof(uint64_t);
 }
 
+/* ---- Uniform scenarios ----
+ *
+ * What-if scenarios differ only where a W-node's work is scaled (a
+ * what-if region, a chosen location) or a burden is added; every other
+ * node has the same chains in every scenario.  Such a node is uniform:
+ * only scenario 0's chains are kept and updated, and the loops over
+ * scenarios run once.  A node is expanded (scenario 0 copied to the
+ * others) before the first update that differs by scenario reaches it, or
+ * before a child that is not uniform folds into it; it stays expanded.  A
+ * program with annotated regions pays for its scenarios only on the nodes
+ * above region work. */
+
+/* Scenarios to update in a node whose flag is uni. */
+static inline size_t nsc(const ospg *g, int uni)
+{
+    return uni ? 1 : g->nscen;
+}
+
+/* Where scenario s's chain lives in a node whose flag is uni. */
+static inline size_t sc_at(int uni, size_t s)
+{
+    return uni ? 0 : s;
+}
+
+/* Copies chains[0] to chains[1..nscen-1]. */
+static int chains_spread(ospg *g, chain *chains)
+{
+    for (size_t s = 1; s < g->nscen; s++) {
+        chains[s].len = chains[0].len;
+        chains[s].rank = chains[0].rank;
+        if (cmap_copy(&chains[s].crit, &chains[0].crit))
+            return fail(g, OSPG_ERR_NOMEM);
+    }
+    return 0;
+}
+
+/* Makes n's ser, best and skip_span hold every scenario. */
+static int expand(ospg *g, ospg_node *n)
+{
+    if (!n->uni)
+        return 0;
+    n->uni = 0;
+    for (size_t s = 1; s < g->nscen; s++)
+        n->skip_span[s] = n->skip_span[0];
+    if (chains_spread(g, n->ser) || chains_spread(g, n->best))
+        return gerr(g);
+    return 0;
+}
+
+/* Makes p's start hold every scenario. */
+static int expand_start(ospg *g, ospg_node *p)
+{
+    if (!p->uni_start)
+        return 0;
+    p->uni_start = 0;
+    return chains_spread(g, p->start);
+}
+
+/* vals (one per scenario, uniform node: [0] only) in every scenario's
+ * slot of out. */
+static void spans_spread(const ospg *g, int uni, const uint64_t *vals,
+                         uint64_t *out)
+{
+    for (size_t s = 0; s < g->nscen; s++)
+        out[s] = vals[sc_at(uni, s)];
+}
+
+/* Whether a per-scenario array differs from its scenario 0. */
+static int varies(const ospg *g, const uint64_t *v)
+{
+    for (size_t s = 1; s < g->nscen; s++)
+        if (v[s] != v[0])
+            return 1;
+    return 0;
+}
+
 /* Points the calling thread at g (every API entry calls it), with a home
  * of its own.  Returns 0, or an error when out of memory. */
 static int cache_bind(ospg *g)
@@ -858,6 +940,7 @@ static ospg_node *node_alloc(ospg *g)
     chain *chains = (chain *)((char *)n + ((sizeof(ospg_node) + 15) &
                                            ~(size_t)15));
     n->nodes = 1;
+    n->uni = n->uni_start = 1;
     n->ser = chains;
     n->best = chains + g->nscen;
     n->start = chains + 2 * g->nscen;
@@ -946,8 +1029,13 @@ static void node_release(ospg *g, ospg_node *n)
         free(q->smp);
         pool_free(q);
     }
-    for (size_t s = 0; s < 3 * g->nscen; s++)
+    /* a uniform node's other scenarios never held a map */
+    for (size_t s = 0; s < nsc(g, n->uni); s++) {
         chain_free(&n->ser[s]);
+        chain_free(&n->best[s]);
+    }
+    for (size_t s = 0; s < nsc(g, n->uni_start); s++)
+        chain_free(&n->start[s]);
     cmaps_free(n->tm, 2 * g->nscen);
     cmaps_free(n->tm_start, g->nscen);
     stats_free(g, &n->stats);
@@ -1154,7 +1242,7 @@ static int stats_own(ospg *g, ospg_node *n, ospg_node *into)
         return 0;
     uint64_t *spans = tc.scratch;
     for (size_t s = 0; s < g->nscen; s++)
-        spans[s] = n->ser[s].len;
+        spans[s] = n->ser[sc_at(n->uni, s)].len;
     if (stats_add(g, into, n->loc, n->group, n->work, spans, 1))
         return gerr(g);
     if (is_grain(n)) /* the entry stats_add just used */
@@ -1169,7 +1257,9 @@ static int stats_collapse(ospg *g, ospg_node *n)
     stat_entry *e, *tmp;
     if (n->skip_n && n->skip_loc != n->loc) {
         /* The location changed at the end: the skipped W-nodes count. */
-        if (stats_add(g, n, n->skip_loc, NULL, n->skip_work, n->skip_span,
+        uint64_t *spans = tc.scratch;
+        spans_spread(g, n->uni, n->skip_span, spans);
+        if (stats_add(g, n, n->skip_loc, NULL, n->skip_work, spans,
                       n->skip_inst))
             return gerr(g);
     }
@@ -1237,6 +1327,8 @@ static int stats_collapse(ospg *g, ospg_node *n)
 /* n's serial (which 0) or best (which 1) tag chains, made if needed. */
 static cmap *tm_own(ospg *g, ospg_node *n, int which)
 {
+    if (expand(g, n))
+        return NULL;
     if (!n->tm && !(n->tm = calloc(2 * g->nscen, sizeof(cmap)))) {
         fail(g, OSPG_ERR_NOMEM);
         return NULL;
@@ -1246,6 +1338,8 @@ static cmap *tm_own(ospg *g, ospg_node *n, int which)
 
 static cmap *tm_starts(ospg *g, ospg_node *n)
 {
+    if (expand_start(g, n))
+        return NULL;
     if (!n->tm_start && !(n->tm_start = calloc(g->nscen, sizeof(cmap))))
         fail(g, OSPG_ERR_NOMEM);
     return n->tm_start;
@@ -1301,9 +1395,10 @@ static int materialize_lazy(ospg *g, ospg_node *n)
 {
     ospg_node *p, *tmp;
     DL_FOREACH_SAFE2(n->lazy_list, p, tmp, lazy_next) {
-        for (size_t s = 0; s < g->nscen; s++)
+        for (size_t s = 0; s < nsc(g, p->uni_start); s++)
             if (p->start[s].rank == RANK_PREFIX &&
-                cmap_copy(&p->start[s].crit, &n->ser[s].crit))
+                cmap_copy(&p->start[s].crit,
+                          &n->ser[sc_at(n->uni, s)].crit))
                 return fail(g, OSPG_ERR_NOMEM);
         DL_DELETE2(n->lazy_list, p, lazy_prev, lazy_next);
         p->lazy_prefix = 0;
@@ -1324,12 +1419,14 @@ static int apply_w(ospg *g, ospg_node *n, uint64_t work, uint32_t loc,
     uint64_t *spans = tc.scratch;
     n->work += work;
     n->grain_own += work;
-    for (size_t s = 0; s < g->nscen; s++) {
-        uint64_t ws = s ? ospg_scaled_work(&g->scen[s], work, loc, region)
-                        : work;
-        spans[s] = ws;
-        n->ser[s].len += ws;
-        if (cmap_add(&n->ser[s].crit, loc, ws))
+    for (size_t s = 0; s < g->nscen; s++)
+        spans[s] = s ? ospg_scaled_work(&g->scen[s], work, loc, region)
+                     : work;
+    if (n->uni && varies(g, spans) && expand(g, n))
+        return gerr(g);
+    for (size_t s = 0; s < nsc(g, n->uni); s++) {
+        n->ser[s].len += spans[s];
+        if (cmap_add(&n->ser[s].crit, loc, spans[s]))
             return fail(g, OSPG_ERR_NOMEM);
     }
     if (nsmp && apply_lines(g, n, work, spans, smp, nsmp))
@@ -1344,7 +1441,7 @@ static int apply_w(ospg *g, ospg_node *n, uint64_t work, uint32_t loc,
         n->skip_n++;
         n->skip_inst += !(flags & OSPG_W_CONTINUES);
         n->skip_work += work;
-        for (size_t s = 0; s < g->nscen; s++)
+        for (size_t s = 0; s < nsc(g, n->uni); s++)
             n->skip_span[s] += spans[s];
         return 0;
     }
@@ -1370,7 +1467,8 @@ static int apply_lines(ospg *g, ospg_node *n, uint64_t work,
         for (size_t s = 0; s < g->nscen; s++) {
             shares[s] = (uint64_t)((unsigned __int128)spans[s] *
                                    smp[k].count / total);
-            if (cmap_add(&n->ser[s].crit, smp[k].loc, shares[s]))
+            if (s < nsc(g, n->uni) &&
+                cmap_add(&n->ser[s].crit, smp[k].loc, shares[s]))
                 return fail(g, OSPG_ERR_NOMEM);
         }
         uint64_t w = (uint64_t)((unsigned __int128)work * smp[k].count /
@@ -1388,9 +1486,12 @@ static int apply_s(ospg *g, ospg_node *n, ospg_node *c)
     n->work += c->work;
     n->grain_own += c->grain_own; /* an S-node is never a grain */
     n->nodes += c->nodes;
-    for (size_t s = 0; s < g->nscen; s++) {
-        n->ser[s].len += c->ser[s].len;
-        if (cmap_merge(&n->ser[s].crit, &c->ser[s].crit))
+    if (!c->uni && expand(g, n))
+        return gerr(g);
+    for (size_t s = 0; s < nsc(g, n->uni); s++) {
+        const chain *cs = &c->ser[sc_at(c->uni, s)];
+        n->ser[s].len += cs->len;
+        if (cmap_merge(&n->ser[s].crit, &cs->crit))
             return fail(g, OSPG_ERR_NOMEM);
     }
     if (c->tm) { /* c's final tag chains: in series */
@@ -1429,6 +1530,8 @@ static int take_pred(ospg *g, ospg_node *p, dep_event *e)
         p->preds_pending++;
         return 0;
     }
+    if (expand_start(g, p)) /* an event holds every scenario */
+        return gerr(g);
     for (size_t s = 0; s < g->nscen; s++) {
         if (chain_beats(e->fin[s].len, e->rank, &p->start[s])) {
             p->start[s].len = e->fin[s].len;
@@ -1538,10 +1641,13 @@ static int apply_p_begin(ospg *g, ospg_node *n, ospg_node *p,
                          const ospg_dep *deps, size_t ndeps)
 {
     int shared = 0;
-    for (size_t s = 0; s < g->nscen; s++) {
-        p->start[s].len = n->ser[s].len;
+    if (!n->uni && expand_start(g, p))
+        return gerr(g);
+    for (size_t s = 0; s < nsc(g, p->uni_start); s++) {
+        const chain *ns = &n->ser[sc_at(n->uni, s)];
+        p->start[s].len = ns->len;
         p->start[s].rank = RANK_PREFIX;
-        shared |= n->ser[s].crit.n > 0;
+        shared |= ns->crit.n > 0;
     }
     if (shared) {
         p->lazy_prefix = 1;
@@ -1738,7 +1844,7 @@ static int park(ospg *g, ospg_node *n, park_item *it)
 
 static int finalize(ospg *g, ospg_node *n)
 {
-    for (size_t s = 0; s < g->nscen; s++) {
+    for (size_t s = 0; s < nsc(g, n->uni); s++) {
         /* The serial chain wins a tie against any chain through a P-child. */
         if (n->best[s].len > n->ser[s].len)
             chain_move(&n->ser[s], &n->best[s]);
@@ -1755,6 +1861,8 @@ static int finalize(ospg *g, ospg_node *n)
                              : 0;
             if (!b)
                 continue;
+            if (expand(g, n)) /* scenario s alone pays the burden */
+                return gerr(g);
             /* before everything in the node: on every path through it */
             n->ser[s].len += b;
             if (cmap_add(&n->ser[s].crit, at, b))
@@ -1806,6 +1914,11 @@ static int fold_p(ospg *g, ospg_node *p)
 {
     ospg_node *n = p->parent;
     dep_event *ev = p->event;
+    /* one scenario serves where the parent, p and p's start are uniform
+     * and no finish event needs every scenario */
+    if ((ev || !n->uni || !p->uni || !p->uni_start) &&
+        (expand(g, n) || expand(g, p) || expand_start(g, p)))
+        return gerr(g);
     if (ev) {
         ev->fin = calloc(g->nscen, sizeof(chain));
         if (!ev->fin)
@@ -1813,7 +1926,7 @@ static int fold_p(ospg *g, ospg_node *p)
     }
     if ((p->tm || p->tm_start) && fold_p_tags(g, p))
         return gerr(g);
-    for (size_t s = 0; s < g->nscen; s++) {
+    for (size_t s = 0; s < nsc(g, n->uni); s++) {
         uint64_t len = p->start[s].len + p->ser[s].len;
         int wins = chain_beats(len, p->idx, &n->best[s]);
         if (!wins && !ev)
@@ -2067,7 +2180,7 @@ static int leaf_fold_p(ospg *g, ospg_node *n, const node_op *op, uint32_t loc,
                        const uint32_t *tags, size_t ntags, const uint64_t *ws,
                        const uint64_t *total)
 {
-    for (size_t s = 0; s < g->nscen; s++) {
+    for (size_t s = 0; s < nsc(g, n->uni); s++) {
         uint64_t len = n->ser[s].len + total[s];
         if (!chain_beats(len, op->idx, &n->best[s]))
             continue;
@@ -2110,7 +2223,7 @@ static int leaf_fold_s(ospg *g, ospg_node *n, const node_op *op, uint32_t loc,
 {
     if (n->lazy_list && materialize_lazy(g, n))
         return gerr(g);
-    for (size_t s = 0; s < g->nscen; s++) {
+    for (size_t s = 0; s < nsc(g, n->uni); s++) {
         n->ser[s].len += ws[s];
         if (leaf_crit(&n->ser[s].crit, op, loc, tags, ntags, ws[s], 0))
             return fail(g, OSPG_ERR_NOMEM);
@@ -2150,6 +2263,9 @@ static int leaf_apply(ospg *g, ospg_node *n, const node_op *op)
     }
     uint32_t tags[OSPG_MAX_TAGS];
     size_t ntags = leaf_tags(g, op, tags);
+    if (n->uni && (ntags || varies(g, ws) || varies(g, total)) &&
+        expand(g, n))
+        return gerr(g);
     n->nodes += 1 + (op->has_w ? 1 : 0);
     int rc = op->leaf_kind == OSPG_P
                  ? leaf_fold_p(g, n, op, loc, tags, ntags, ws, total)
@@ -2750,6 +2866,8 @@ static int build_profile(ospg *g, ospg_profile *out)
     ospg_node *r = g->root;
     if (!r || !r->finalized || live_total(g) != 1)
         return fail(g, OSPG_ERR_STATE);
+    if (expand(g, r)) /* read in every scenario below */
+        return gerr(g);
 
     /* Every location with an instance or with critical work gets a row. */
     stat_entry *e, *tmp;
