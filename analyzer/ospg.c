@@ -769,9 +769,11 @@ static inline size_t sc_at(int uni, size_t s)
     return uni ? 0 : s;
 }
 
-/* Copies chains[0] to chains[1..nscen-1]. */
+/* Copies chains[0] to chains[1..nscen-1], which a uniform node never
+ * cleared (node_alloc). */
 static int chains_spread(ospg *g, chain *chains)
 {
+    memset(&chains[1], 0, (g->nscen - 1) * sizeof(chain));
     for (size_t s = 1; s < g->nscen; s++) {
         chains[s].len = chains[0].len;
         chains[s].rank = chains[0].rank;
@@ -936,20 +938,24 @@ static ospg_node *node_alloc(ospg *g)
     /* a block released by another thread is still on this home's list */
     if (((rblock *)n - 1)->pad && n->linked)
         DL_DELETE2(my_home->live, n, live_prev, live_next);
-    memset(n, 0, size);
-    chain *chains = (chain *)((char *)n + ((sizeof(ospg_node) + 15) &
-                                           ~(size_t)15));
+    size_t head = (sizeof(ospg_node) + 15) & ~(size_t)15;
+    memset(n, 0, head);
+    chain *chains = (chain *)((char *)n + head);
     n->nodes = 1;
     n->uni = n->uni_start = 1;
     n->ser = chains;
     n->best = chains + g->nscen;
     n->start = chains + 2 * g->nscen;
     n->skip_span = (uint64_t *)(chains + 3 * g->nscen);
-    for (size_t s = 0; s < g->nscen; s++) {
-        n->ser[s].rank = RANK_PREFIX;
-        n->best[s].rank = RANK_NONE;
-        n->start[s].rank = RANK_PREFIX;
-    }
+    /* uniform: only scenario 0's slots are read until an expansion
+     * clears the others (a node is 1.8 KB with the default factors) */
+    memset(&n->ser[0], 0, sizeof(chain));
+    memset(&n->best[0], 0, sizeof(chain));
+    memset(&n->start[0], 0, sizeof(chain));
+    n->skip_span[0] = 0;
+    n->ser[0].rank = RANK_PREFIX;
+    n->best[0].rank = RANK_NONE;
+    n->start[0].rank = RANK_PREFIX;
     home *h = my_home;
     DL_APPEND2(h->live, n, live_prev, live_next);
     n->linked = 1;
