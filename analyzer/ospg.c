@@ -616,6 +616,11 @@ struct node_op {
 struct ospg {
     size_t nscen;
     ospg_scenario *scen;   /* [nscen], scen[0] is the identity */
+    /* Some scenario scales work by location (outside regions too), adds
+     * grain burdens: else work outside regions, and grains, are the same
+     * in every scenario. */
+    int scaled_by_loc;
+    int grain_burdens;
     ospg_node *root;
     atomic_int err;        /* sticky: the first failure */
     int concurrent;        /* nodes are locked */
@@ -1425,10 +1430,13 @@ static int apply_w(ospg *g, ospg_node *n, uint64_t work, uint32_t loc,
     uint64_t *spans = tc.scratch;
     n->work += work;
     n->grain_own += work;
+    /* outside regions only a location can scale work */
+    int same = region == 0 && !g->scaled_by_loc;
     for (size_t s = 0; s < g->nscen; s++)
-        spans[s] = s ? ospg_scaled_work(&g->scen[s], work, loc, region)
-                     : work;
-    if (n->uni && varies(g, spans) && expand(g, n))
+        spans[s] = s && !same
+                       ? ospg_scaled_work(&g->scen[s], work, loc, region)
+                       : work;
+    if (n->uni && !same && varies(g, spans) && expand(g, n))
         return gerr(g);
     for (size_t s = 0; s < nsc(g, n->uni); s++) {
         n->ser[s].len += spans[s];
@@ -2257,19 +2265,23 @@ static int leaf_apply(ospg *g, ospg_node *n, const node_op *op)
     int grain = op->leaf_kind == OSPG_P && loc != OSPG_LOC_NONE;
     uint64_t work = op->has_w ? op->work : 0;
     uint64_t *ws = tc.scratch, *total = tc.scratch + g->nscen;
+    /* see apply_w; a grain's burden too may differ */
+    int same = (!op->has_w || (op->region == 0 && !g->scaled_by_loc)) &&
+               !(grain && g->grain_burdens);
     for (size_t s = 0; s < g->nscen; s++) {
         ws[s] = !op->has_w ? 0
-                : s ? ospg_scaled_work(&g->scen[s], work, op->loc, op->region)
+                : s && !same
+                    ? ospg_scaled_work(&g->scen[s], work, op->loc, op->region)
                     : work;
         const ospg_scenario *sc = &g->scen[s];
-        uint64_t burden = s && grain && sc->grain_burden
+        uint64_t burden = s && !same && grain && sc->grain_burden
                               ? sc->grain_burden(sc->grain_burden_arg, loc)
                               : 0;
         total[s] = ws[s] + burden;
     }
     uint32_t tags[OSPG_MAX_TAGS];
     size_t ntags = leaf_tags(g, op, tags);
-    if (n->uni && (ntags || varies(g, ws) || varies(g, total)) &&
+    if (n->uni && (ntags || (!same && (varies(g, ws) || varies(g, total)))) &&
         expand(g, n))
         return gerr(g);
     n->nodes += 1 + (op->has_w ? 1 : 0);
@@ -2440,8 +2452,11 @@ ospg *ospg_new(size_t nscen, const ospg_scenario *scen)
         free(g);
         return NULL;
     }
-    for (size_t s = 1; s < nscen; s++)
+    for (size_t s = 1; s < nscen; s++) {
         g->scen[s] = scen[s];
+        g->scaled_by_loc |= scen[s].factor > 1.0 && scen[s].nlocs > 0;
+        g->grain_burdens |= scen[s].grain_burden != NULL;
+    }
     if (cache_bind(g) || !(g->root = node_alloc(g))) {
         ospg_free(g);
         return NULL;
