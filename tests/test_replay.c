@@ -414,18 +414,30 @@ static void forged_case(const char *dir, int kind)
         break;
     case FORGE_BEGUN_IN_BOTH: {
         /* one id live in both streams at once (tagged as the profiler tags
-         * stream b's ids), each copy completed by b: with a map per
-         * stream, each would have been profiled on its own */
-        uint64_t x = (2ull << 40) | 1;
+         * stream b's ids): with a map per stream, each copy would have
+         * been profiled on its own.  Each copy is completed only after
+         * the other stream has begun its own (ya, yb: each stream names a
+         * node the other begins after x), so the copies overlap in every
+         * order the threads apply the streams in. */
+        uint64_t x = (2ull << 40) | 1, ya = (1ull << 40) | 2,
+                 yb = (2ull << 40) | 3;
         rc |= trace_write_begin(a, x, 0, 0, OSPG_P, OSPG_LOC_NONE, 0, 0,
                                 NULL, 0);
+        rc |= trace_write_begin(a, ya, 0, 2, OSPG_P, OSPG_LOC_NONE, 0, 0,
+                                NULL, 0);
+        rc |= trace_write_work(a, yb, 0, 10, 5, 0, 0);
+        rc |= trace_write_end(a, yb, 1, OSPG_LOC_NONE);
+        rc |= trace_write_work(a, x, 0, 10, 5, 0, 0);
         rc |= trace_write_end(a, x, 1, OSPG_LOC_NONE);
         rc |= trace_write_begin(b, x, 0, 1, OSPG_P, OSPG_LOC_NONE, 0, 0,
                                 NULL, 0);
+        rc |= trace_write_begin(b, yb, 0, 3, OSPG_P, OSPG_LOC_NONE, 0, 0,
+                                NULL, 0);
+        rc |= trace_write_work(b, ya, 0, 10, 5, 0, 0);
+        rc |= trace_write_end(b, ya, 1, OSPG_LOC_NONE);
         rc |= trace_write_work(b, x, 0, 10, 5, 0, 0);
         rc |= trace_write_end(b, x, 1, OSPG_LOC_NONE);
-        rc |= trace_write_work(b, x, 0, 10, 5, 0, 0);
-        rc |= trace_write_end(b, 0, 2, OSPG_LOC_NONE);
+        rc |= trace_write_end(b, 0, 4, OSPG_LOC_NONE);
         break;
     }
     case FORGE_LOC_TWICE: /* location 5 defined differently by b */
