@@ -530,6 +530,7 @@ struct ospg_node {
     int partial;            /* a cut-short run: missing children are empty */
     uint64_t seen;          /* highest child index reported + 1 */
     int prefix_ready;       /* P: start[] holds the serial prefix */
+    int uni_start;          /* start and tm_start are uniform, like uni */
     uint64_t nchildren;     /* known once ended */
     uint64_t frontier;      /* children below this index are applied */
     uint64_t unfolded;      /* begun intermediate children not yet folded */
@@ -564,12 +565,6 @@ struct ospg_node {
     chain *ser;   /* [nscen] serial chain; the final chain once finalized */
     chain *best;  /* [nscen] best chain through a P-child */
     chain *start; /* [nscen] P: when its subtree may start */
-    /* Uniform (see "Uniform scenarios"): every scenario's ser, best and
-     * skip_span equal scenario 0's, which alone are kept, and there are
-     * no tag chains (the node's lock); uni_start: the same of start and
-     * tm_start (the parent's lock, as start). */
-    int uni;
-    int uni_start;
     /* Tag chains (see "Tags"), NULL until the first tag: [2 * nscen], the
      * serial ones then the best ones (the node's own lock), and [nscen],
      * the start ones (the parent's lock, as start). */
@@ -578,6 +573,10 @@ struct ospg_node {
     /* P: the prefix's attribution is still the parent's serial chain (not
      * copied until that chain changes or this node wins). */
     int lazy_prefix;
+    /* Uniform (see "Uniform scenarios"): every scenario's ser, best and
+     * skip_span equal scenario 0's, which alone are kept, and there are
+     * no tag chains (the node's lock; uni_start: the parent's, as start) */
+    int uni;
     ospg_node *lazy_prev, *lazy_next;
     ospg_node *lazy_list;   /* P-children whose prefix is still lazy */
     void *user;
@@ -621,6 +620,10 @@ struct ospg {
      * in every scenario. */
     int scaled_by_loc;
     int grain_burdens;
+    /* nodes begin uniform (see "Uniform scenarios"); not with a single
+     * scenario, nor where a scenario burdens grains or barriers (nearly
+     * every node would differ) */
+    int uniform;
     ospg_node *root;
     atomic_int err;        /* sticky: the first failure */
     int concurrent;        /* nodes are locked */
@@ -789,10 +792,8 @@ static int chains_spread(ospg *g, chain *chains)
 }
 
 /* Makes n's ser, best and skip_span hold every scenario. */
-static int expand(ospg *g, ospg_node *n)
+static int expand_chains(ospg *g, ospg_node *n)
 {
-    if (!n->uni)
-        return 0;
     n->uni = 0;
     for (size_t s = 1; s < g->nscen; s++)
         n->skip_span[s] = n->skip_span[0];
@@ -801,8 +802,13 @@ static int expand(ospg *g, ospg_node *n)
     return 0;
 }
 
+static inline int expand(ospg *g, ospg_node *n)
+{
+    return n->uni ? expand_chains(g, n) : 0;
+}
+
 /* Makes p's start hold every scenario. */
-static int expand_start(ospg *g, ospg_node *p)
+static inline int expand_start(ospg *g, ospg_node *p)
 {
     if (!p->uni_start)
         return 0;
@@ -944,23 +950,29 @@ static ospg_node *node_alloc(ospg *g)
     if (((rblock *)n - 1)->pad && n->linked)
         DL_DELETE2(my_home->live, n, live_prev, live_next);
     size_t head = (sizeof(ospg_node) + 15) & ~(size_t)15;
-    memset(n, 0, head);
+    /* uniform: only scenario 0's slots are read until an expansion
+     * clears the others (a node is 1.8 KB with the default factors);
+     * with one scenario they are the whole block */
+    int partial = g->uniform && g->nscen > 1;
+    memset(n, 0, partial ? head : size);
     chain *chains = (chain *)((char *)n + head);
     n->nodes = 1;
-    n->uni = n->uni_start = 1;
+    n->uni = n->uni_start = g->uniform;
     n->ser = chains;
     n->best = chains + g->nscen;
     n->start = chains + 2 * g->nscen;
     n->skip_span = (uint64_t *)(chains + 3 * g->nscen);
-    /* uniform: only scenario 0's slots are read until an expansion
-     * clears the others (a node is 1.8 KB with the default factors) */
-    memset(&n->ser[0], 0, sizeof(chain));
-    memset(&n->best[0], 0, sizeof(chain));
-    memset(&n->start[0], 0, sizeof(chain));
-    n->skip_span[0] = 0;
-    n->ser[0].rank = RANK_PREFIX;
-    n->best[0].rank = RANK_NONE;
-    n->start[0].rank = RANK_PREFIX;
+    if (partial) {
+        memset(&n->ser[0], 0, sizeof(chain));
+        memset(&n->best[0], 0, sizeof(chain));
+        memset(&n->start[0], 0, sizeof(chain));
+        n->skip_span[0] = 0;
+    }
+    for (size_t s = 0, ns = nsc(g, n->uni); s < ns; s++) {
+        n->ser[s].rank = RANK_PREFIX;
+        n->best[s].rank = RANK_NONE;
+        n->start[s].rank = RANK_PREFIX;
+    }
     home *h = my_home;
     DL_APPEND2(h->live, n, live_prev, live_next);
     n->linked = 1;
@@ -1041,11 +1053,11 @@ static void node_release(ospg *g, ospg_node *n)
         pool_free(q);
     }
     /* a uniform node's other scenarios never held a map */
-    for (size_t s = 0; s < nsc(g, n->uni); s++) {
+    for (size_t s = 0, ns = nsc(g, n->uni); s < ns; s++) {
         chain_free(&n->ser[s]);
         chain_free(&n->best[s]);
     }
-    for (size_t s = 0; s < nsc(g, n->uni_start); s++)
+    for (size_t s = 0, ns = nsc(g, n->uni_start); s < ns; s++)
         chain_free(&n->start[s]);
     cmaps_free(n->tm, 2 * g->nscen);
     cmaps_free(n->tm_start, g->nscen);
@@ -1247,7 +1259,7 @@ static int grain_add(ospg *g, stat_entry *e, uint32_t loc, uint64_t own)
 /* A finalized node's own contribution as an instance of its location,
  * added where it folds: usually the parent already holds the key, so this
  * costs no allocation. */
-static int stats_own(ospg *g, ospg_node *n, ospg_node *into)
+static inline int stats_own(ospg *g, ospg_node *n, ospg_node *into)
 {
     if (n->loc == OSPG_LOC_NONE)
         return 0;
@@ -1406,7 +1418,7 @@ static int materialize_lazy(ospg *g, ospg_node *n)
 {
     ospg_node *p, *tmp;
     DL_FOREACH_SAFE2(n->lazy_list, p, tmp, lazy_next) {
-        for (size_t s = 0; s < nsc(g, p->uni_start); s++)
+        for (size_t s = 0, ns = nsc(g, p->uni_start); s < ns; s++)
             if (p->start[s].rank == RANK_PREFIX &&
                 cmap_copy(&p->start[s].crit,
                           &n->ser[sc_at(n->uni, s)].crit))
@@ -1438,7 +1450,7 @@ static int apply_w(ospg *g, ospg_node *n, uint64_t work, uint32_t loc,
                        : work;
     if (n->uni && !same && varies(g, spans) && expand(g, n))
         return gerr(g);
-    for (size_t s = 0; s < nsc(g, n->uni); s++) {
+    for (size_t s = 0, ns = nsc(g, n->uni); s < ns; s++) {
         n->ser[s].len += spans[s];
         if (cmap_add(&n->ser[s].crit, loc, spans[s]))
             return fail(g, OSPG_ERR_NOMEM);
@@ -1455,7 +1467,7 @@ static int apply_w(ospg *g, ospg_node *n, uint64_t work, uint32_t loc,
         n->skip_n++;
         n->skip_inst += !(flags & OSPG_W_CONTINUES);
         n->skip_work += work;
-        for (size_t s = 0; s < nsc(g, n->uni); s++)
+        for (size_t s = 0, ns = nsc(g, n->uni); s < ns; s++)
             n->skip_span[s] += spans[s];
         return 0;
     }
@@ -1478,10 +1490,10 @@ static int apply_lines(ospg *g, ospg_node *n, uint64_t work,
     for (size_t k = 0; k < nsmp; k++) {
         if (!smp[k].count) /* a tag: apply_tags */
             continue;
-        for (size_t s = 0; s < g->nscen; s++) {
+        for (size_t s = 0, ns = nsc(g, n->uni); s < g->nscen; s++) {
             shares[s] = (uint64_t)((unsigned __int128)spans[s] *
                                    smp[k].count / total);
-            if (s < nsc(g, n->uni) &&
+            if (s < ns &&
                 cmap_add(&n->ser[s].crit, smp[k].loc, shares[s]))
                 return fail(g, OSPG_ERR_NOMEM);
         }
@@ -1502,7 +1514,7 @@ static int apply_s(ospg *g, ospg_node *n, ospg_node *c)
     n->nodes += c->nodes;
     if (!c->uni && expand(g, n))
         return gerr(g);
-    for (size_t s = 0; s < nsc(g, n->uni); s++) {
+    for (size_t s = 0, ns = nsc(g, n->uni); s < ns; s++) {
         const chain *cs = &c->ser[sc_at(c->uni, s)];
         n->ser[s].len += cs->len;
         if (cmap_merge(&n->ser[s].crit, &cs->crit))
@@ -1657,7 +1669,7 @@ static int apply_p_begin(ospg *g, ospg_node *n, ospg_node *p,
     int shared = 0;
     if (!n->uni && expand_start(g, p))
         return gerr(g);
-    for (size_t s = 0; s < nsc(g, p->uni_start); s++) {
+    for (size_t s = 0, ns = nsc(g, p->uni_start); s < ns; s++) {
         const chain *ns = &n->ser[sc_at(n->uni, s)];
         p->start[s].len = ns->len;
         p->start[s].rank = RANK_PREFIX;
@@ -1858,7 +1870,7 @@ static int park(ospg *g, ospg_node *n, park_item *it)
 
 static int finalize(ospg *g, ospg_node *n)
 {
-    for (size_t s = 0; s < nsc(g, n->uni); s++) {
+    for (size_t s = 0, ns = nsc(g, n->uni); s < ns; s++) {
         /* The serial chain wins a tie against any chain through a P-child. */
         if (n->best[s].len > n->ser[s].len)
             chain_move(&n->ser[s], &n->best[s]);
@@ -1940,7 +1952,7 @@ static int fold_p(ospg *g, ospg_node *p)
     }
     if ((p->tm || p->tm_start) && fold_p_tags(g, p))
         return gerr(g);
-    for (size_t s = 0; s < nsc(g, n->uni); s++) {
+    for (size_t s = 0, ns = nsc(g, n->uni); s < ns; s++) {
         uint64_t len = p->start[s].len + p->ser[s].len;
         int wins = chain_beats(len, p->idx, &n->best[s]);
         if (!wins && !ev)
@@ -2194,7 +2206,7 @@ static int leaf_fold_p(ospg *g, ospg_node *n, const node_op *op, uint32_t loc,
                        const uint32_t *tags, size_t ntags, const uint64_t *ws,
                        const uint64_t *total)
 {
-    for (size_t s = 0; s < nsc(g, n->uni); s++) {
+    for (size_t s = 0, ns = nsc(g, n->uni); s < ns; s++) {
         uint64_t len = n->ser[s].len + total[s];
         if (!chain_beats(len, op->idx, &n->best[s]))
             continue;
@@ -2237,7 +2249,7 @@ static int leaf_fold_s(ospg *g, ospg_node *n, const node_op *op, uint32_t loc,
 {
     if (n->lazy_list && materialize_lazy(g, n))
         return gerr(g);
-    for (size_t s = 0; s < nsc(g, n->uni); s++) {
+    for (size_t s = 0, ns = nsc(g, n->uni); s < ns; s++) {
         n->ser[s].len += ws[s];
         if (leaf_crit(&n->ser[s].crit, op, loc, tags, ntags, ws[s], 0))
             return fail(g, OSPG_ERR_NOMEM);
@@ -2452,10 +2464,13 @@ ospg *ospg_new(size_t nscen, const ospg_scenario *scen)
         free(g);
         return NULL;
     }
+    g->uniform = nscen > 1; /* one scenario: nothing to spare */
     for (size_t s = 1; s < nscen; s++) {
         g->scen[s] = scen[s];
         g->scaled_by_loc |= scen[s].factor > 1.0 && scen[s].nlocs > 0;
         g->grain_burdens |= scen[s].grain_burden != NULL;
+        if (scen[s].grain_burden || scen[s].barrier_burden)
+            g->uniform = 0;
     }
     if (cache_bind(g) || !(g->root = node_alloc(g))) {
         ospg_free(g);
