@@ -1259,7 +1259,7 @@ static int grain_add(ospg *g, stat_entry *e, uint32_t loc, uint64_t own)
 /* A finalized node's own contribution as an instance of its location,
  * added where it folds: usually the parent already holds the key, so this
  * costs no allocation. */
-static inline int stats_own(ospg *g, ospg_node *n, ospg_node *into)
+static int stats_own(ospg *g, ospg_node *n, ospg_node *into)
 {
     if (n->loc == OSPG_LOC_NONE)
         return 0;
