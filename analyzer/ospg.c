@@ -1670,10 +1670,10 @@ static int apply_p_begin(ospg *g, ospg_node *n, ospg_node *p,
     if (!n->uni && expand_start(g, p))
         return gerr(g);
     for (size_t s = 0, ns = nsc(g, p->uni_start); s < ns; s++) {
-        const chain *ns = &n->ser[sc_at(n->uni, s)];
-        p->start[s].len = ns->len;
+        const chain *prefix = &n->ser[sc_at(n->uni, s)];
+        p->start[s].len = prefix->len;
         p->start[s].rank = RANK_PREFIX;
-        shared |= ns->crit.n > 0;
+        shared |= prefix->crit.n > 0;
     }
     if (shared) {
         p->lazy_prefix = 1;
