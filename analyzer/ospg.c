@@ -777,11 +777,16 @@ static inline size_t sc_at(int uni, size_t s)
     return uni ? 0 : s;
 }
 
-/* Copies chains[0] to chains[1..nscen-1], which a uniform node never
- * cleared (node_alloc). */
-static int chains_spread(ospg *g, chain *chains)
+/* Clears chains[1..nscen-1], which a uniform node never cleared
+ * (node_alloc): once the node is expanded, node_release frees them. */
+static void chains_clear_rest(ospg *g, chain *chains)
 {
     memset(&chains[1], 0, (g->nscen - 1) * sizeof(chain));
+}
+
+/* Copies chains[0] to chains[1..nscen-1], cleared. */
+static int chains_spread(ospg *g, chain *chains)
+{
     for (size_t s = 1; s < g->nscen; s++) {
         chains[s].len = chains[0].len;
         chains[s].rank = chains[0].rank;
@@ -795,6 +800,10 @@ static int chains_spread(ospg *g, chain *chains)
 static int expand_chains(ospg *g, ospg_node *n)
 {
     n->uni = 0;
+    /* both cleared first: a copy that runs out of memory leaves the rest
+     * empty, not garbage for node_release to free */
+    chains_clear_rest(g, n->ser);
+    chains_clear_rest(g, n->best);
     for (size_t s = 1; s < g->nscen; s++)
         n->skip_span[s] = n->skip_span[0];
     if (chains_spread(g, n->ser) || chains_spread(g, n->best))
@@ -813,6 +822,7 @@ static inline int expand_start(ospg *g, ospg_node *p)
     if (!p->uni_start)
         return 0;
     p->uni_start = 0;
+    chains_clear_rest(g, p->start);
     return chains_spread(g, p->start);
 }
 
