@@ -191,10 +191,17 @@ static void *hash_alloc(size_t size);
 #include <uthash.h>
 #include <utlist.h>
 
-/* One thread's histogram of one location's grains (ospg_loc_stat). */
+/* One thread's grains of one location (ospg_loc_stat): a grain counts
+ * whether or not it is nested in another instance of its location, so
+ * its numbers never follow the graph up to the root; they are summed
+ * where the grain is folded and merged once, into the profile. */
 struct grain_hist {
     uint32_t loc;
     UT_hash_handle hh;
+    uint64_t grains;
+    uint64_t work;       /* their own work (nested grains' left out) */
+    uint64_t max;        /* the largest of one grain */
+    uint64_t min;        /* the smallest */
     uint64_t count[OSPG_HIST_BUCKETS];
 };
 
@@ -215,8 +222,8 @@ static void hists_free(home *h)
 }
 
 /* One more grain of location loc with own work v, in the calling thread's
- * histogram (a location's first grain there allocates it). */
-static int hist_add(uint32_t loc, uint64_t v)
+ * numbers (a location's first grain there allocates them). */
+static int grain_add(uint32_t loc, uint64_t v)
 {
     home *h = my_home;
     grain_hist *e = h->hist_hot;
@@ -230,6 +237,12 @@ static int hist_add(uint32_t loc, uint64_t v)
         }
         h->hist_hot = e;
     }
+    if (!e->grains || v < e->min)
+        e->min = v;
+    if (v > e->max)
+        e->max = v;
+    e->grains++;
+    e->work += v;
     e->count[ospg_hist_bucket(v)]++;
     return 0;
 }
@@ -428,11 +441,6 @@ typedef struct stat_entry {
     stat_key key;
     uint64_t instances;
     uint64_t work;
-    uint64_t grains;     /* every P-node instance, nested or not */
-    uint64_t grain_work; /* their own work (nested grains' left out) */
-    uint64_t grain_max;  /* the largest of one grain */
-    uint64_t grain_nmin; /* UINT64_MAX minus the smallest of one grain (0:
-                          * none yet), so that combining is a maximum */
     int tag;             /* a tag location (see "Tags") */
     UT_hash_handle hh;
     uint64_t span[]; /* [nscen]: summed for plain entries, maxed in groups */
@@ -1154,12 +1162,6 @@ static stat_entry *stat_new(ospg *g, uint32_t loc, ospg_group *group)
 static void stat_combine(ospg *g, stat_entry *dst, const stat_entry *src)
 {
     dst->work += src->work;
-    dst->grains += src->grains;
-    dst->grain_work += src->grain_work;
-    if (src->grain_max > dst->grain_max)
-        dst->grain_max = src->grain_max;
-    if (src->grain_nmin > dst->grain_nmin)
-        dst->grain_nmin = src->grain_nmin;
     dst->tag |= src->tag;
     if (dst->key.group) {
         dst->instances = 1;
@@ -1251,21 +1253,6 @@ static uint32_t barrier_phase_of(const ospg *g, const ospg_node *n)
     return p->begin_loc;
 }
 
-/* One grain of location loc whose own work is own, counted in entry e
- * (its location's) and in the location's grain histogram. */
-static int grain_add(ospg *g, stat_entry *e, uint32_t loc, uint64_t own)
-{
-    e->grains++;
-    e->grain_work += own;
-    if (own > e->grain_max)
-        e->grain_max = own;
-    if (UINT64_MAX - own > e->grain_nmin)
-        e->grain_nmin = UINT64_MAX - own;
-    if (hist_add(loc, own))
-        return fail(g, OSPG_ERR_NOMEM);
-    return 0;
-}
-
 /* A finalized node's own contribution as an instance of its location,
  * added where it folds: usually the parent already holds the key, so this
  * costs no allocation. */
@@ -1278,8 +1265,8 @@ static int stats_own(ospg *g, ospg_node *n, ospg_node *into)
         spans[s] = n->ser[sc_at(n->uni, s)].len;
     if (stats_add(g, into, n->loc, n->group, n->work, spans, 1))
         return gerr(g);
-    if (is_grain(n)) /* the entry stats_add just used */
-        return grain_add(g, into->hot, n->loc, n->grain_own);
+    if (is_grain(n) && grain_add(n->loc, n->grain_own))
+        return fail(g, OSPG_ERR_NOMEM);
     return 0;
 }
 
@@ -1298,28 +1285,13 @@ static int stats_collapse(ospg *g, ospg_node *n)
     }
     n->hot = NULL; /* entries are dropped and rekeyed below */
     if (n->loc != OSPG_LOC_NONE) {
-        /* grains count every instance: theirs stay, as plain entries */
-        stat_entry *kept = NULL, *d;
+        /* (grains, which count every instance, are kept apart: grain_add) */
         HASH_ITER(hh, n->stats, e, tmp) {
             if (e->key.loc != n->loc)
                 continue;
             HASH_DEL(n->stats, e);
-            if (!e->grains) {
-                stat_free(g, e);
-                continue;
-            }
-            e->instances = e->work = 0;
-            memset(e->span, 0, g->nscen * sizeof(*e->span));
-            e->key.group = 0;
-            HASH_FIND(hh, kept, &e->key, sizeof(e->key), d);
-            if (d) {
-                stat_combine(g, d, e);
-                stat_free(g, e);
-            } else {
-                HASH_ADD(hh, kept, key, sizeof(e->key), e);
-            }
+            stat_free(g, e);
         }
-        stats_merge(g, n, &kept);
     }
     /* Close the groups this node owns: each becomes one instance. */
     if (atomic_load_explicit(&n->groups, memory_order_acquire)) {
@@ -2193,7 +2165,9 @@ static int leaf_stats(ospg *g, ospg_node *n, const node_op *op, uint32_t loc,
     if (stats_add(g, n, loc, op->group, work, total, 1))
         return gerr(g);
     /* a P-leaf is a grain, whose own work is its W-child's */
-    return op->leaf_kind == OSPG_P ? grain_add(g, n->hot, loc, work) : 0;
+    if (op->leaf_kind == OSPG_P && grain_add(loc, work))
+        return fail(g, OSPG_ERR_NOMEM);
+    return 0;
 }
 
 /* The leaf's critical-path attribution in one scenario (its W-child's
@@ -2870,12 +2844,40 @@ int ospg_finish_partial(ospg *g, ospg_profile *out)
     return build_profile(g, out);
 }
 
-/* Every thread's grain histograms, summed into the profile's locations. */
-static int merge_hists(ospg *g, ospg_profile *out)
+/* The profile's row of loc (rows sorted by location), or NULL. */
+static ospg_loc_stat *row_of(ospg_profile *out, uint32_t loc)
+{
+    size_t lo = 0, hi = out->nlocs;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (out->locs[mid].loc < loc)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo < out->nlocs && out->locs[lo].loc == loc ? &out->locs[lo]
+                                                       : NULL;
+}
+
+/* Every thread's grains, summed into the profile's rows (build_profile
+ * gave each grain location one). */
+static int merge_grains(ospg *g, ospg_profile *out)
 {
     size_t with = 0, k = 0;
-    for (size_t i = 0; i < out->nlocs; i++)
-        with += out->locs[i].grains > 0;
+    grain_hist *e, *tmp;
+    for (home *h = g->homes; h; h = h->next_home)
+        HASH_ITER(hh, h->hists, e, tmp) {
+            ospg_loc_stat *ls = row_of(out, e->loc);
+            if (!ls || !e->grains)
+                continue;
+            if (!ls->grains || e->min < ls->grain_min)
+                ls->grain_min = e->min;
+            if (e->max > ls->grain_max)
+                ls->grain_max = e->max;
+            with += !ls->grains;
+            ls->grains += e->grains;
+            ls->grain_work += e->work;
+        }
     if (!with)
         return 0;
     out->hist_storage_ = calloc(with * OSPG_HIST_BUCKETS, sizeof(uint64_t));
@@ -2885,24 +2887,30 @@ static int merge_hists(ospg *g, ospg_profile *out)
         if (out->locs[i].grains)
             out->locs[i].grain_hist =
                 out->hist_storage_ + OSPG_HIST_BUCKETS * k++;
-    for (home *h = g->homes; h; h = h->next_home) {
-        grain_hist *e, *tmp;
+    for (home *h = g->homes; h; h = h->next_home)
         HASH_ITER(hh, h->hists, e, tmp) {
-            size_t lo = 0, hi = out->nlocs;
-            while (lo < hi) {
-                size_t mid = lo + (hi - lo) / 2;
-                if (out->locs[mid].loc < e->loc)
-                    lo = mid + 1;
-                else
-                    hi = mid;
-            }
-            if (lo == out->nlocs || out->locs[lo].loc != e->loc ||
-                !out->locs[lo].grain_hist)
-                continue; /* grains of a location no row kept */
+            ospg_loc_stat *ls = row_of(out, e->loc);
+            if (!ls || !ls->grain_hist)
+                continue;
             for (size_t b = 0; b < OSPG_HIST_BUCKETS; b++)
-                out->locs[lo].grain_hist[b] += e->count[b];
+                ls->grain_hist[b] += e->count[b];
         }
-    }
+    return 0;
+}
+
+/* The root's entry of loc (group 0), made if it has none; *n counts the
+ * entries made. */
+static int root_row(ospg *g, ospg_node *r, uint32_t loc, size_t *n)
+{
+    stat_key k = {0, loc, 0};
+    stat_entry *e;
+    HASH_FIND(hh, r->stats, &k, sizeof(k), e);
+    if (e)
+        return 0;
+    if (!(e = stat_new(g, loc, NULL)))
+        return fail(g, OSPG_ERR_NOMEM);
+    HASH_ADD(hh, r->stats, key, sizeof(e->key), e);
+    ++*n;
     return 0;
 }
 
@@ -2915,21 +2923,20 @@ static int build_profile(ospg *g, ospg_profile *out)
     if (expand(g, r)) /* read in every scenario below */
         return gerr(g);
 
-    /* Every location with an instance or with critical work gets a row. */
+    /* Every location with an instance, a grain or critical work gets a
+     * row. */
     stat_entry *e, *tmp;
     size_t n = HASH_COUNT(r->stats);
     for (size_t s = 0; s < g->nscen; s++)
-        for (uint32_t i = 0; i < r->ser[s].crit.n; i++) {
-            stat_key k = {0, cmap_citems(&r->ser[s].crit)[i].loc, 0};
-            HASH_FIND(hh, r->stats, &k, sizeof(k), e);
-            if (!e) {
-                e = stat_new(g, k.loc, NULL);
-                if (!e)
-                    return fail(g, OSPG_ERR_NOMEM);
-                HASH_ADD(hh, r->stats, key, sizeof(e->key), e);
-                n++;
-            }
-        }
+        for (uint32_t i = 0; i < r->ser[s].crit.n; i++)
+            if (root_row(g, r, cmap_citems(&r->ser[s].crit)[i].loc, &n))
+                return gerr(g);
+    for (home *h = g->homes; h; h = h->next_home) {
+        grain_hist *gh, *gtmp;
+        HASH_ITER(hh, h->hists, gh, gtmp)
+            if (gh->grains && root_row(g, r, gh->loc, &n))
+                return gerr(g);
+    }
     out->nscen = g->nscen;
     out->work = r->work;
     out->nodes = r->nodes;
@@ -2949,10 +2956,6 @@ static int build_profile(ospg *g, ospg_profile *out)
         ls->loc = e->key.loc;
         ls->instances = e->instances;
         ls->work = e->work;
-        ls->grains = e->grains;
-        ls->grain_work = e->grain_work;
-        ls->grain_max = e->grain_max;
-        ls->grain_min = e->grains ? UINT64_MAX - e->grain_nmin : 0;
         ls->span = pool + 2 * g->nscen * i;
         ls->critical = ls->span + g->nscen;
         memcpy(ls->span, e->span, g->nscen * sizeof(uint64_t));
@@ -2966,7 +2969,7 @@ static int build_profile(ospg *g, ospg_profile *out)
     }
     out->nlocs = n;
     qsort(out->locs, n, sizeof(*out->locs), cmp_stat);
-    if (merge_hists(g, out))
+    if (merge_grains(g, out))
         return fail(g, OSPG_ERR_NOMEM);
     /* The builder is spent: nothing is live any more. */
     node_release(g, r);
