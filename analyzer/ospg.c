@@ -567,6 +567,10 @@ struct ospg_node {
      * are only summed here (skip_loc, count, work, span per scenario). */
     uint32_t skip_loc;
     uint32_t begin_loc;     /* as begun: an S-node's tells barrier phases */
+    /* the location it will have when finalized, where that is known when
+     * it begins (see dropped_above), else OSPG_LOC_NONE; never changes */
+    uint32_t drop_loc;
+    uint64_t drop_mask;     /* loc_bit of drop_loc here and above */
     uint64_t skip_n, skip_inst, skip_work; /* W-nodes, instances among them */
     uint64_t *skip_span;
 
@@ -632,6 +636,8 @@ struct ospg {
      * scenario, nor where a scenario burdens grains or barriers (nearly
      * every node would differ) */
     int uniform;
+    /* a node begun with a location keeps it (ospg_set_fixed_locations) */
+    int fixed_locs;
     ospg_node *root;
     atomic_int err;        /* sticky: the first failure */
     int concurrent;        /* nodes are locked */
@@ -1236,6 +1242,31 @@ static int stats_add(ospg *g, ospg_node *n, uint32_t loc, ospg_group *group,
     return 0;
 }
 
+/* Whether an instance of loc added to n's statistics is sure to be
+ * dropped by the outermost-instance rule (stats_collapse): n or a node
+ * above it will be finalized with location loc.  A task nested in a task
+ * of its own location then adds nothing on its way up, where it would
+ * make an entry only for its grandparent to free.  Ancestors are live
+ * while n is; how far up to look is bounded (adding is never wrong). */
+#define DROP_WALK_MAX 64
+
+/* One bit of 64 for a location: drop_mask tells in one test that no node
+ * above holds loc, the common case outside recursion. */
+static inline uint64_t loc_bit(uint32_t loc)
+{
+    return loc == OSPG_LOC_NONE ? 0 : 1ull << ((loc * 2654435761u) >> 26);
+}
+
+static int dropped_above(const ospg_node *n, uint32_t loc)
+{
+    if (!(n->drop_mask & loc_bit(loc)))
+        return 0;
+    for (int k = 0; n && k < DROP_WALK_MAX; n = n->parent, k++)
+        if (n->drop_loc == loc)
+            return 1;
+    return 0;
+}
+
 /* A grain: a task or a loop chunk (any P-node with a location). */
 static int is_grain(const ospg_node *n)
 {
@@ -1263,7 +1294,8 @@ static int stats_own(ospg *g, ospg_node *n, ospg_node *into)
     uint64_t *spans = tc.scratch;
     for (size_t s = 0; s < g->nscen; s++)
         spans[s] = n->ser[sc_at(n->uni, s)].len;
-    if (stats_add(g, into, n->loc, n->group, n->work, spans, 1))
+    if ((into == n || !dropped_above(into, n->loc)) &&
+        stats_add(g, into, n->loc, n->group, n->work, spans, 1))
         return gerr(g);
     if (is_grain(n) && grain_add(n->loc, n->grain_own))
         return fail(g, OSPG_ERR_NOMEM);
@@ -1453,6 +1485,8 @@ static int apply_w(ospg *g, ospg_node *n, uint64_t work, uint32_t loc,
             n->skip_span[s] += spans[s];
         return 0;
     }
+    if (dropped_above(n, loc))
+        return 0;
     return stats_add(g, n, loc, NULL, work, spans,
                      !(flags & OSPG_W_CONTINUES));
 }
@@ -2121,6 +2155,9 @@ static int end_node(ospg *g, ospg_node *n, const node_op *op)
         (n->blocking && op->nchildren <= n->frontier) ||
         (n->parked && n->parked_max >= op->nchildren))
         return fail(g, OSPG_ERR_INDEX);
+    if (op->loc != OSPG_LOC_NONE && n->drop_loc != OSPG_LOC_NONE &&
+        op->loc != n->drop_loc)
+        return fail(g, OSPG_ERR_STATE); /* see ospg_set_fixed_locations */
     n->ended = 1;
     n->nchildren = op->nchildren;
     if (op->loc != OSPG_LOC_NONE)
@@ -2150,6 +2187,7 @@ static int leaf_stats(ospg *g, ospg_node *n, const node_op *op, uint32_t loc,
 {
     uint64_t work = op->has_w ? op->work : 0;
     if (op->has_w && op->loc != OSPG_LOC_NONE && op->loc != loc &&
+        !dropped_above(n, op->loc) &&
         stats_add(g, n, op->loc, NULL, work, ws,
                   !(op->flags & OSPG_W_CONTINUES)))
         return gerr(g);
@@ -2162,7 +2200,8 @@ static int leaf_stats(ospg *g, ospg_node *n, const node_op *op, uint32_t loc,
     }
     if (loc == OSPG_LOC_NONE)
         return 0;
-    if (stats_add(g, n, loc, op->group, work, total, 1))
+    if (!dropped_above(n, loc) &&
+        stats_add(g, n, loc, op->group, work, total, 1))
         return gerr(g);
     /* a P-leaf is a grain, whose own work is its W-child's */
     if (op->leaf_kind == OSPG_P && grain_add(loc, work))
@@ -2461,7 +2500,8 @@ ospg *ospg_new(size_t nscen, const ospg_scenario *scen)
         return NULL;
     }
     g->root->kind = OSPG_S;
-    g->root->loc = OSPG_LOC_PROGRAM;
+    g->root->loc = g->root->drop_loc = OSPG_LOC_PROGRAM;
+    g->root->drop_mask = loc_bit(OSPG_LOC_PROGRAM);
     g->root->prefix_ready = 1;
     return g;
 }
@@ -2469,6 +2509,11 @@ ospg *ospg_new(size_t nscen, const ospg_scenario *scen)
 void ospg_set_concurrent(ospg *g)
 {
     g->concurrent = 1;
+}
+
+void ospg_set_fixed_locations(ospg *g)
+{
+    g->fixed_locs = 1;
 }
 
 void ospg_end_concurrent(ospg *g)
@@ -2654,6 +2699,8 @@ static ospg_node *node_create(ospg *g, ospg_node *parent, uint64_t idx,
     n->group = group;
     n->loc = (loc == OSPG_LOC_NONE && group) ? group->loc : loc;
     n->begin_loc = loc;
+    n->drop_loc = g->fixed_locs ? n->loc : OSPG_LOC_NONE;
+    n->drop_mask = parent->drop_mask | loc_bit(n->drop_loc);
     if (ndeps) {
         n->event = calloc(1, sizeof(*n->event));
         if (!n->event) {

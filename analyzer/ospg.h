@@ -94,6 +94,14 @@ ospg *ospg_new(size_t nscen, const ospg_scenario *scen);
 void ospg_free(ospg *g);
 size_t ospg_nscen(const ospg *g);
 
+/* Promises that a node begun with a location (its own or its group's)
+ * is ended with that location or OSPG_LOC_NONE, never another: the
+ * builder then drops an instance nested in one of its own location where
+ * it folds, not at that ancestor (the outermost-instance rule).  An end
+ * that breaks the promise fails with OSPG_ERR_STATE.  Call it before the
+ * first ospg_begin. */
+void ospg_set_fixed_locations(ospg *g);
+
 /* Lets several threads call ospg_begin, ospg_work, ospg_end and
  * ospg_group_new at once (call it before any of them): each node is then
  * locked while it changes, and a thread folds what it completes.  Callers

@@ -101,6 +101,7 @@ int online_setup(const double *factors, size_t nf)
     graph = ospg_new(nscen, scen);
     if (graph) {
         ospg_set_concurrent(graph);
+        ospg_set_fixed_locations(graph);
         ospg_set_release_hook(graph, on_release, NULL);
     }
     locs = loctab_new();

@@ -265,6 +265,22 @@ unsigned char *gg_leaves(const gg_graph *g)
     return leaf;
 }
 
+int gg_keeps_locs(const gg_graph *g)
+{
+    for (size_t i = 1; i < g->nnodes; i++) {
+        const gg_node *N = &g->nodes[i];
+        uint32_t begun = N->begin_loc;
+        if (N->kind == GG_W)
+            continue;
+        if (begun == OSPG_LOC_NONE && N->group >= 0)
+            begun = g->groups[N->group].loc;
+        if (begun != OSPG_LOC_NONE && N->end_loc != OSPG_LOC_NONE &&
+            N->end_loc != begun)
+            return 0;
+    }
+    return 1;
+}
+
 size_t gg_region_tags(void *arg, uint32_t region, uint32_t *locs, size_t max)
 {
     const gg_graph *g = arg;

@@ -158,6 +158,10 @@ size_t gg_tag_samples(const gg_node *w, ospg_sample *out);
  * no depend items, no location given at its end and no group it owns. */
 unsigned char *gg_leaves(const gg_graph *g);
 
+/* Whether every node begun with a location (its own or its group's) ends
+ * with that one or none: what ospg_set_fixed_locations promises. */
+int gg_keeps_locs(const gg_graph *g);
+
 /* Longest chain of intermediate nodes from the root down (root counts 1). */
 size_t gg_intermediate_depth(const gg_graph *g);
 

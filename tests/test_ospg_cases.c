@@ -333,6 +333,19 @@ static void case_errors(void)
     CHECK(ospg_begin(g, b, 0, OSPG_P, LOOP, gr, NULL, 0, &err) == NULL);
     CHECK(err == OSPG_ERR_ARG);
     ospg_free(g);
+
+    /* fixed locations: a node begun with one may end with it or none;
+     * one begun with none may end with any */
+    g = ospg_new(1, NULL);
+    ospg_set_fixed_locations(g);
+    r = ospg_root(g);
+    a = ospg_begin(g, r, 0, OSPG_S, OSPG_LOC_NONE, NULL, NULL, 0, NULL);
+    t = ospg_begin(g, a, 0, OSPG_P, TASK, NULL, NULL, 0, NULL);
+    CHECK(ospg_end(g, t, 0, TASK) == 0);
+    CHECK(ospg_end(g, a, 1, TW) == 0);
+    b = ospg_begin(g, r, 1, OSPG_P, TASK, NULL, NULL, 0, NULL);
+    CHECK(ospg_end(g, b, 0, LOOP) == OSPG_ERR_STATE);
+    ospg_free(g);
 }
 
 /* Reports W-children 1 .. 199 of t, child i's work i + 1: the odd ones
