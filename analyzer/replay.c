@@ -1475,6 +1475,13 @@ static int replay_once(const char *const *paths, size_t npaths,
         if (hooks && hooks->scan_only)
             trace_reader_skim(ss[i].rd, 1);
     }
+    /* the recorder's promise, made in every stream, lets the builder drop
+     * nested instances early */
+    size_t fixed = 0;
+    for (size_t i = 0; i < npaths; i++)
+        fixed += (trace_reader_flags(ss[i].rd) & TRACE_FLAG_FIXED_LOCS) != 0;
+    if (fixed == npaths)
+        ospg_set_fixed_locations(rp->g);
     st.streams = npaths;
     st.threads = nthreads;
     progress_start(&pr, hooks ? hooks->progress : NULL, paths, npaths);

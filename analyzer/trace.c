@@ -157,6 +157,12 @@ static uint64_t get_le64(const uint8_t *p)
     return (uint64_t)get_le32(p) | (uint64_t)get_le32(p + 4) << 32;
 }
 
+static void put_le64(uint8_t *p, uint64_t v)
+{
+    put_le32(p, (uint32_t)v);
+    put_le32(p + 4, (uint32_t)(v >> 32));
+}
+
 /* Signed deltas become small unsigned numbers either way round, so that an
  * id slightly below the previous one is as cheap as one slightly above.
  * The arithmetic is modulo 2^64, which makes the mapping total. */
@@ -608,7 +614,7 @@ static int reject(trace_writer *w)
 }
 
 trace_writer *trace_writer_open(const char *path, uint32_t stream,
-                                size_t buf_size)
+                                size_t buf_size, uint64_t flags)
 {
     if (!path) {
         errno = EINVAL;
@@ -640,7 +646,7 @@ trace_writer *trace_writer_open(const char *path, uint32_t stream,
     memcpy(hdr, TRACE_MAGIC, 8);
     put_le32(hdr + 8, TRACE_VERSION);
     put_le32(hdr + 12, stream);
-    /* bytes 16..23: flags, all zero in versions 1 and 2 */
+    put_le64(hdr + 16, flags); /* all zero before version 8 */
     if (write_all(w, hdr, sizeof hdr) < 0) {
         int e = errno;
         close(w->fd);
@@ -1004,6 +1010,7 @@ struct trace_reader {
     int state;
     uint32_t stream;
     uint32_t version;       /* of the file: 1 to TRACE_VERSION */
+    uint64_t flags;         /* of the file's header: TRACE_FLAG_* */
     uint8_t *blk;           /* file mode: the current block's payload */
     size_t blk_cap;
     const uint8_t *pay;     /* the current payload (blk or inside mem) */
@@ -1164,11 +1171,13 @@ static void check_header(trace_reader *r)
     }
     r->version = version;
     uint64_t flags = get_le64(h + 16);
-    if (flags != 0) {
-        fail(r, 16, "header flags 0x%llx unknown, version %lu has none",
-             (unsigned long long)flags, (unsigned long)version);
+    uint64_t known = version >= 8 ? TRACE_FLAGS_KNOWN : 0;
+    if (flags & ~known) {
+        fail(r, 16, "header flags 0x%llx unknown to version %lu",
+             (unsigned long long)(flags & ~known), (unsigned long)version);
         return;
     }
+    r->flags = flags;
     r->stream = get_le32(h + 12);
 }
 
@@ -1842,6 +1851,11 @@ int trace_reader_next(trace_reader *r, trace_rec *rec)
 const char *trace_reader_error(const trace_reader *r)
 {
     return r && r->state == RD_ERR ? r->err : NULL;
+}
+
+uint64_t trace_reader_flags(const trace_reader *r)
+{
+    return r->flags;
 }
 
 uint32_t trace_reader_stream(const trace_reader *r)

@@ -15,7 +15,13 @@
 #include "ospg.h"
 
 #define TRACE_MAGIC "WHATIFTR"
-#define TRACE_VERSION 7u  /* written; the reader also reads versions 1-6 */
+#define TRACE_VERSION 8u  /* written; the reader also reads versions 1-7 */
+/* Version 8: the file header's flags.  This one says the recorder never
+ * ends a node begun with a location (its own or its group's) with another
+ * location: the analysis may then drop nested instances early
+ * (ospg_set_fixed_locations).  An END that breaks it is an error. */
+#define TRACE_FLAG_FIXED_LOCS 1u
+#define TRACE_FLAGS_KNOWN TRACE_FLAG_FIXED_LOCS
 /* Version 7: a block of graph records only (no LOC, META, REGION or NOTE)
  * sets this bit of its length, and its stored CRC is the payload's XOR
  * TRACE_GRAPH_ONLY_CRC, so that a damaged bit is a CRC mismatch.  A reader
@@ -146,10 +152,11 @@ typedef struct trace_rec {
 
 typedef struct trace_writer trace_writer;
 
-/* Creates path and writes the file header.  buf_size is the block size
- * (0: 256 KiB).  Returns NULL with errno set on failure. */
+/* Creates path and writes the file header, with flags (TRACE_FLAG_*).
+ * buf_size is the block size (0: 256 KiB).  Returns NULL with errno set on
+ * failure. */
 trace_writer *trace_writer_open(const char *path, uint32_t stream,
-                                size_t buf_size);
+                                size_t buf_size, uint64_t flags);
 
 /* Appends one record.  Return 0, or -1 with errno set when a block could not
  * be written (the writer then drops further records and counts them).
@@ -234,6 +241,8 @@ const char *trace_reader_error(const trace_reader *r);
  * checks every block). */
 void trace_reader_skim(trace_reader *r, int on);
 uint32_t trace_reader_stream(const trace_reader *r);
+/* The file header's flags (TRACE_FLAG_*; 0 before version 8). */
+uint64_t trace_reader_flags(const trace_reader *r);
 uint64_t trace_reader_offset(const trace_reader *r); /* of the next record */
 
 #endif

@@ -127,7 +127,7 @@ int stream_thread_open(stream_thread *st)
         return 0;
     char path[8192];
     snprintf(path, sizeof(path), "%s/thread-%04u.wit", out_dir, st->index);
-    st->w = trace_writer_open(path, st->index, 0);
+    st->w = trace_writer_open(path, st->index, 0, TRACE_FLAG_FIXED_LOCS);
     if (!st->w)
         return -1;
     pthread_mutex_lock(&lock);

@@ -48,8 +48,8 @@ s0=thread-0000.wit
 expect_error "missing dir" "$tmp/nope" "cannot open trace directory"
 mkdir "$tmp/empty-dir"; expect_error "no streams" "$tmp/empty-dir" "no trace streams"
 mk empty; : >"$tmp/empty/$s0"; expect_error "empty file" "$tmp/empty" "$s0: byte 0"
-mk version; printf '\x08' | dd of="$tmp/version/$s0" bs=1 seek=8 conv=notrunc 2>/dev/null
-expect_error "wrong version" "$tmp/version" "version 8"
+mk version; printf '\x09' | dd of="$tmp/version/$s0" bs=1 seek=8 conv=notrunc 2>/dev/null
+expect_error "wrong version" "$tmp/version" "version 9"
 mk magic; printf 'X' | dd of="$tmp/magic/$s0" bs=1 seek=0 conv=notrunc 2>/dev/null
 expect_error "bad magic" "$tmp/magic" "$s0: byte 0"
 size=$(stat -c %s "$tmp/good/$s0")

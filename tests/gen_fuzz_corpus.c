@@ -29,7 +29,7 @@ int main(int argc, char **argv)
 
     /* every record type in one block, as in docs/trace-format.md */
     snprintf(p, sizeof p, "%s/seed-tiny.tr", argv[1]);
-    if (!(w = trace_writer_open(p, 3, 0)))
+    if (!(w = trace_writer_open(p, 3, 0, 0)))
         return fail(p);
     static const ospg_dep d1 = {0x1000, OSPG_DEP_IN};
     trace_write_meta(w, "k", "v");
@@ -44,7 +44,7 @@ int main(int argc, char **argv)
 
     /* many small blocks: block boundaries and delta resets */
     snprintf(p, sizeof p, "%s/seed-blocks.tr", argv[1]);
-    if (!(w = trace_writer_open(p, 1, 24)))
+    if (!(w = trace_writer_open(p, 1, 24, 0)))
         return fail(p);
     for (uint64_t i = 1; i <= 6; i++) {
         trace_write_begin(w, i, 0, i - 1, i % 2 ? OSPG_P : OSPG_S,
@@ -58,7 +58,7 @@ int main(int argc, char **argv)
 
     /* a group member with several depend items and extreme values */
     snprintf(p, sizeof p, "%s/seed-deps.tr", argv[1]);
-    if (!(w = trace_writer_open(p, 0, 0)))
+    if (!(w = trace_writer_open(p, 0, 0, 0)))
         return fail(p);
     static const ospg_dep d5[5] = {{0, 1}, {UINT64_MAX, 2}, {8, 3},
                                    {0x7ffd0000, 4}, {0x7ffd0008, 5}};
@@ -72,7 +72,7 @@ int main(int argc, char **argv)
 
     /* a record larger than the block size, written as its own block */
     snprintf(p, sizeof p, "%s/seed-alone.tr", argv[1]);
-    if (!(w = trace_writer_open(p, 2, 8)))
+    if (!(w = trace_writer_open(p, 2, 8, 0)))
         return fail(p);
     trace_write_meta(w, "command", "./a.out --size 1000");
     trace_write_loc(w, 1, "parallel", "main.c:12");
@@ -83,7 +83,7 @@ int main(int argc, char **argv)
     /* version 4: leaves (short and long forms, a group member, none) and
      * a WORK with samples */
     snprintf(p, sizeof p, "%s/seed-leaf-v4.tr", argv[1]);
-    if (!(w = trace_writer_open(p, 3, 0)))
+    if (!(w = trace_writer_open(p, 3, 0, 0)))
         return fail(p);
     static const ospg_leaf_work la = {100, 5, 0, 0},
                                 lb = {30, 5, 2, OSPG_W_CONTINUES};
@@ -102,7 +102,7 @@ int main(int argc, char **argv)
 
     /* version 5: grains with their times, before a LEAF and an END */
     snprintf(p, sizeof p, "%s/seed-time-v5.tr", argv[1]);
-    if (!(w = trace_writer_open(p, 4, 0)))
+    if (!(w = trace_writer_open(p, 4, 0, 0)))
         return fail(p);
     trace_write_loc(w, 5, "task", "a.c:7");
     trace_write_begin(w, 1, 0, 0, OSPG_S, OSPG_LOC_NONE, 0, 0, NULL, 0);
@@ -119,7 +119,7 @@ int main(int argc, char **argv)
 
     /* version 6: a task's waits at its taskwait, around a timed child */
     snprintf(p, sizeof p, "%s/seed-wait-v6.tr", argv[1]);
-    if (!(w = trace_writer_open(p, 5, 0)))
+    if (!(w = trace_writer_open(p, 5, 0, 0)))
         return fail(p);
     trace_write_loc(w, 5, "task", "a.c:7");
     trace_write_begin(w, 1, 0, 0, OSPG_P, 5, 0, 0, NULL, 0);
@@ -139,7 +139,7 @@ int main(int argc, char **argv)
     /* version 7: small blocks, some of graph records only (marked), some
      * with names between them */
     snprintf(p, sizeof p, "%s/seed-marked-v7.tr", argv[1]);
-    if (!(w = trace_writer_open(p, 6, 24)))
+    if (!(w = trace_writer_open(p, 6, 24, 0)))
         return fail(p);
     trace_write_loc(w, 5, "task", "a.c:7");
     for (uint64_t i = 1; i <= 4; i++) {

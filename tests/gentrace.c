@@ -151,7 +151,7 @@ int main(int argc, char **argv)
     for (unsigned t = 0; t < threads; t++) {
         char path[4096];
         snprintf(path, sizeof(path), "%s/thread-%04u.wit", dir, t);
-        g.w[t] = trace_writer_open(path, t, 0);
+        g.w[t] = trace_writer_open(path, t, 0, 0);
         if (!g.w[t]) {
             fprintf(stderr, "gentrace: %s: %s\n", path, strerror(errno));
             return 1;

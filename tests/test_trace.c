@@ -369,7 +369,7 @@ static size_t drain(trace_reader *r, int *last)
 static size_t write_file(const char *path, uint32_t stream, size_t bsize,
                          const trace_rec *recs, size_t n, int *failures)
 {
-    trace_writer *w = trace_writer_open(path, stream, bsize);
+    trace_writer *w = trace_writer_open(path, stream, bsize, 0);
     *failures = 0;
     if (!w) {
         *failures = 1;
@@ -544,7 +544,7 @@ static void test_ref_crc(void)
  * without a location in its short form). */
 static const uint8_t tiny_image[79] = {
     0x57, 0x48, 0x41, 0x54, 0x49, 0x46, 0x54, 0x52, /* "WHATIFTR" */
-    0x07, 0x00, 0x00, 0x00,                         /* version 7 */
+    0x08, 0x00, 0x00, 0x00,                         /* version 8 */
     0x03, 0x00, 0x00, 0x00,                         /* stream 3 */
     0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, /* flags */
     0x2f, 0x00, 0x00, 0x00,                         /* payload: 47 bytes */
@@ -649,7 +649,7 @@ static void test_version1(void)
  * what-if region in the long form. */
 static const uint8_t leaf_image[65] = {
     0x57, 0x48, 0x41, 0x54, 0x49, 0x46, 0x54, 0x52, /* "WHATIFTR" */
-    0x07, 0x00, 0x00, 0x00,                         /* version 7 */
+    0x08, 0x00, 0x00, 0x00,                         /* version 8 */
     0x03, 0x00, 0x00, 0x00,                         /* stream 3 */
     0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, /* flags */
     0x21, 0x00, 0x00, 0x00,                         /* payload: 33 bytes */
@@ -740,7 +740,7 @@ static void test_time_records(void)
     char p[128];
     path_of(p, sizeof p, "time.tr");
     /* a small block size: the records cross many blocks */
-    trace_writer *w = trace_writer_open(p, 1, 64);
+    trace_writer *w = trace_writer_open(p, 1, 64, 0);
     enum { N = 200 };
     uint64_t base = 123456789012345ull, s[N], e[N];
     int ok = w != NULL;
@@ -792,7 +792,7 @@ static void test_time_records(void)
     /* a TIME split from its LEAF by a block's end: long grouped leaves
      * in 64-byte blocks */
     path_of(p, sizeof p, "time-split.tr");
-    w = trace_writer_open(p, 1, 64);
+    w = trace_writer_open(p, 1, 64, 0);
     ok = w != NULL;
     for (int i = 0; w && i < 50; i++) {
         uint64_t big = 0x7000000000000000ull + (uint64_t)i * 0x10000000001ull;
@@ -835,7 +835,7 @@ static void test_time_records(void)
 
     /* a TIME before a BEGIN, and one in a version 4 file */
     path_of(p, sizeof p, "time-bad.tr");
-    w = trace_writer_open(p, 1, 0);
+    w = trace_writer_open(p, 1, 0, 0);
     CHECK(trace_write_time(w, 10, 9) == -1, "a TIME that ends before it "
                                             "starts is refused");
     trace_write_time(w, 100, 200);
@@ -884,7 +884,7 @@ static void test_wait_records(void)
 {
     char p[128];
     path_of(p, sizeof p, "wait.tr");
-    trace_writer *w = trace_writer_open(p, 1, 64);
+    trace_writer *w = trace_writer_open(p, 1, 64, 0);
     enum { N = 120 };
     uint64_t base = 987654321098765ull, s[N], e[N];
     int ok = w != NULL;
@@ -936,7 +936,7 @@ static void test_wait_records(void)
     /* a grain that ended long before the wait written before it: its TIME
      * counts back from the wait's end, skimmed too */
     path_of(p, sizeof p, "wait-back.tr");
-    w = trace_writer_open(p, 1, 0);
+    w = trace_writer_open(p, 1, 0, 0);
     ospg_leaf_work lw0 = {7, 1, 0, 0};
     ok = w && trace_write_wait(w, 5000000, 9000000) == 0 &&
          trace_write_time(w, 1000, 2000) == 0 &&
@@ -956,7 +956,7 @@ static void test_wait_records(void)
 
     /* a WAIT between a TIME and its END, and one in a version 5 file */
     path_of(p, sizeof p, "wait-bad.tr");
-    w = trace_writer_open(p, 1, 0);
+    w = trace_writer_open(p, 1, 0, 0);
     CHECK(trace_write_wait(w, 10, 9) == -1, "a WAIT that ends before it "
                                             "starts is refused");
     trace_write_time(w, 100, 200);
@@ -980,13 +980,13 @@ static void test_header_and_image(void)
 {
     char p[128];
     path_of(p, sizeof p, "empty.tr");
-    trace_writer *w = trace_writer_open(p, 0xa1b2c3d4u, 0);
+    trace_writer *w = trace_writer_open(p, 0xa1b2c3d4u, 0, 0);
     CHECK(w && trace_writer_bytes(w) == 24, "header is 24 bytes");
     CHECK(trace_writer_close(w) == 0, "close of empty trace");
     size_t n;
     uint8_t *b = slurp(p, &n);
     static const uint8_t hdr[24] = {'W', 'H', 'A', 'T', 'I', 'F', 'T', 'R',
-                                    7,   0,   0,   0,   0xd4, 0xc3, 0xb2, 0xa1};
+                                    8,   0,   0,   0,   0xd4, 0xc3, 0xb2, 0xa1};
     CHECK(b && n == 24 && memcmp(b, hdr, 24) == 0,
           "empty trace is exactly the 24-byte header (got %zu bytes)", n);
     free(b);
@@ -1132,7 +1132,7 @@ static void test_region_records(void)
 {
     char path[128];
     path_of(path, sizeof path, "region.tr");
-    trace_writer *w = trace_writer_open(path, 0, 64);
+    trace_writer *w = trace_writer_open(path, 0, 64, 0);
     check(w != NULL, __LINE__, "open");
     if (!w)
         return;
@@ -1297,7 +1297,7 @@ static void test_block_filling(void)
 
     /* the largest block a reader accepts, filled exactly */
     size_t cnt = TRACE_BLOCK_MAX / 4 + 1;
-    trace_writer *w = trace_writer_open(p, 0, TRACE_BLOCK_MAX);
+    trace_writer *w = trace_writer_open(p, 0, TRACE_BLOCK_MAX, 0);
     ok = w != NULL;
     for (size_t i = 0; ok && i < cnt; i++)
         ok &= trace_write_end(w, 0, 0, 0) == 0;
@@ -1361,7 +1361,7 @@ static void test_writer_rejects(void)
 {
     char p[128];
     path_of(p, sizeof p, "rej.tr");
-    trace_writer *w = trace_writer_open(p, 0, 64);
+    trace_writer *w = trace_writer_open(p, 0, 64, 0);
     ospg_dep bad0 = {1, 0}, bad6 = {1, 7}, good = {1, OSPG_DEP_IN};
     char *longs = malloc(TRACE_MAX_STR + 2);
     memset(longs, 'a', TRACE_MAX_STR + 1);
@@ -1399,7 +1399,7 @@ static void test_writer_rejects(void)
               trace_writer_flush(NULL) == -1,
           "NULL writer");
     errno = 0;
-    CHECK(trace_writer_open("/nonexistent-dir/x.tr", 0, 0) == NULL &&
+    CHECK(trace_writer_open("/nonexistent-dir/x.tr", 0, 0, 0) == NULL &&
               errno == ENOENT,
           "open in a missing directory fails with ENOENT");
 }
@@ -1414,7 +1414,7 @@ static void test_writer_io_error(void)
     struct rlimit old, lim;
     getrlimit(RLIMIT_FSIZE, &old);
     signal(SIGXFSZ, SIG_IGN);
-    trace_writer *w = trace_writer_open(p, 0, 64);
+    trace_writer *w = trace_writer_open(p, 0, 64, 0);
     lim = old;
     lim.rlim_cur = 100;
     setrlimit(RLIMIT_FSIZE, &lim);
@@ -1466,7 +1466,7 @@ static void test_atexit_flush(void)
     fflush(NULL);
     pid_t pid = fork();
     if (pid == 0) {
-        exit_writer = trace_writer_open(p, 9, 0);
+        exit_writer = trace_writer_open(p, 9, 0, 0);
         if (!exit_writer)
             _exit(3);
         atexit(flush_at_exit);
@@ -1542,11 +1542,11 @@ static void test_header_errors(void)
     trace_reader_close(r);
 
     memcpy(b, tiny_image, sizeof b);
-    b[8] = 8;
+    b[8] = 10;
     e = mem_error(&r, b, sizeof b, &cnt);
-    CHECK(e && strcmp(e, "img.tr: byte 8: trace version 8, this analyzer "
-                         "reads versions 1 to 7") == 0,
-          "version 8: %s", e ? e : "-");
+    CHECK(e && strcmp(e, "img.tr: byte 8: trace version 10, this analyzer "
+                         "reads versions 1 to 8") == 0,
+          "version 10: %s", e ? e : "-");
     trace_reader_close(r);
     b[8] = 0;
     e = mem_error(&r, b, sizeof b, &cnt);
@@ -1557,7 +1557,7 @@ static void test_header_errors(void)
     r = trace_reader_open(p);
     snprintf(want, sizeof want,
              "%s: byte 8: trace version 9, this analyzer reads versions 1 to "
-             "7", p);
+             "8", p);
     e = trace_reader_error(r);
     CHECK(e && strcmp(e, want) == 0, "version 9 from a file: %s", e ? e : "-");
     trace_reader_close(r);
@@ -1567,6 +1567,24 @@ static void test_header_errors(void)
     e = mem_error(&r, b, sizeof b, &cnt);
     CHECK(has(e, "byte 16: header flags 0x8000000000000000"),
           "unknown flags: %s", e ? e : "-");
+    trace_reader_close(r);
+    /* version 8 knows one flag, fixed locations; version 7 none */
+    memcpy(b, tiny_image, sizeof b);
+    b[16] = TRACE_FLAG_FIXED_LOCS;
+    e = mem_error(&r, b, sizeof b, &cnt);
+    CHECK(!e && trace_reader_flags(r) == TRACE_FLAG_FIXED_LOCS,
+          "version 8 with fixed locations: %s", e ? e : "-");
+    trace_reader_close(r);
+    b[16] = 2;
+    e = mem_error(&r, b, sizeof b, &cnt);
+    CHECK(has(e, "byte 16: header flags 0x2 unknown to version 8"),
+          "unknown flag of version 8: %s", e ? e : "-");
+    trace_reader_close(r);
+    b[8] = 7;
+    b[16] = TRACE_FLAG_FIXED_LOCS;
+    e = mem_error(&r, b, sizeof b, &cnt);
+    CHECK(has(e, "byte 16: header flags 0x1 unknown to version 7"),
+          "a flag in version 7: %s", e ? e : "-");
     trace_reader_close(r);
 
     path_of(p, sizeof p, "no-such-file.tr");
@@ -2010,7 +2028,7 @@ static void test_typical_sizes(void)
 {
     char p[128];
     path_of(p, sizeof p, "typical.tr");
-    trace_writer *w = trace_writer_open(p, 0, 0);
+    trace_writer *w = trace_writer_open(p, 0, 0, 0);
     uint64_t next = 1;
     for (int rep = 0; rep < 2000; rep++) {
         uint64_t phase = next++;
@@ -2075,7 +2093,7 @@ static void *thread_writer(void *arg)
     uintptr_t t = (uintptr_t)arg;
     char p[128];
     snprintf(p, sizeof p, "%s/thread%u.tr", tmpdir, (unsigned)t);
-    trace_writer *w = trace_writer_open(p, (uint32_t)t, 4096);
+    trace_writer *w = trace_writer_open(p, (uint32_t)t, 4096, 0);
     if (!w)
         return (void *)1;
     int bad = 0;
