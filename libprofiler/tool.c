@@ -154,6 +154,7 @@ typedef struct tctx {
     int share_open;          /* implicit: node begun, not ended */
     int waiting;             /* no user code runs: no fragment */
     int at_barrier;          /* waiting at a barrier, not a taskwait */
+    int idle_taskwait;       /* inside a taskwait with nothing to join */
     /* inside wrapped runtime calls it made (tool_runtime_enter): a
      * fragment of its that begins there is the runtime's, not work */
     int in_runtime;
@@ -2537,6 +2538,24 @@ static void on_sync_region(ompt_sync_region_t kind,
         return;
     }
     if (kind == ompt_sync_region_taskwait) {
+        /* A taskwait that follows no child task (since the last one,
+         * outside any container) joins nothing: no node, and the task's
+         * fragment goes on across it.  Only inside the runtime's wrapper,
+         * which leaves the call's time out of the fragment all the same,
+         * and which still does if a child the scopes missed holds it up
+         * (the thread then runs tasks there as in any wait).  A leaf task
+         * of a recursion that ends every task with a taskwait saves two
+         * fragment boundaries, a location lookup and, offline, two clock
+         * reads. */
+        if (endpoint == ompt_scope_begin && c->in_runtime && !c->nfr &&
+            !c->has_scope && !c->waiting) {
+            c->idle_taskwait = 1;
+            return;
+        }
+        if (endpoint != ompt_scope_begin && c->idle_taskwait) {
+            c->idle_taskwait = 0;
+            return;
+        }
         ev_code(ts, DIR_TASKWAIT, endpoint != ompt_scope_begin, code, ident);
         if (endpoint == ompt_scope_begin) {
             frag_close_held(ts);
