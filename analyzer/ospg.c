@@ -101,6 +101,8 @@ struct home {
     rpool pools[NPOOLS];
     grain_hist *hists;           /* by location, this home's thread only */
     grain_hist *hist_hot;        /* the one added to last */
+    grain_hist *hist_prev;       /* the one before it (siblings of two
+                                  * locations alternate, as fib's do) */
     home *next_home;     /* the builder's list */
     /* the nodes this home's thread allocated (ospg_node.live_prev/next):
      * changed by that thread only */
@@ -218,7 +220,7 @@ static void hists_free(home *h)
         HASH_DEL(h->hists, e);
         free(e);
     }
-    h->hist_hot = NULL;
+    h->hist_hot = h->hist_prev = NULL;
 }
 
 /* One more grain of location loc with own work v, in the calling thread's
@@ -228,13 +230,19 @@ static int grain_add(uint32_t loc, uint64_t v)
     home *h = my_home;
     grain_hist *e = h->hist_hot;
     if (!e || e->loc != loc) {
-        HASH_FIND(hh, h->hists, &loc, sizeof(loc), e);
-        if (!e) {
-            if (!(e = calloc(1, sizeof(*e))))
-                return -1;
-            e->loc = loc;
-            HASH_ADD(hh, h->hists, loc, sizeof(e->loc), e);
+        grain_hist *hot = e;
+        if (h->hist_prev && h->hist_prev->loc == loc) {
+            e = h->hist_prev;
+        } else {
+            HASH_FIND(hh, h->hists, &loc, sizeof(loc), e);
+            if (!e) {
+                if (!(e = calloc(1, sizeof(*e))))
+                    return -1;
+                e->loc = loc;
+                HASH_ADD(hh, h->hists, loc, sizeof(e->loc), e);
+            }
         }
+        h->hist_prev = hot;
         h->hist_hot = e;
     }
     if (!e->grains || v < e->min)
