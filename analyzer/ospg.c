@@ -693,6 +693,9 @@ const char *ospg_strerror(int err)
     case OSPG_ERR_STATE: return "call not allowed in the node's state";
     case OSPG_ERR_INDEX: return "child index reused or beyond the child count";
     case OSPG_ERR_ARG: return "invalid argument";
+    case OSPG_ERR_LOC:
+        return "a node ends with another location than it began with, "
+               "which its recorder said never happens";
     }
     return "unknown error";
 }
@@ -2165,7 +2168,7 @@ static int end_node(ospg *g, ospg_node *n, const node_op *op)
         return fail(g, OSPG_ERR_INDEX);
     if (op->loc != OSPG_LOC_NONE && n->drop_loc != OSPG_LOC_NONE &&
         op->loc != n->drop_loc)
-        return fail(g, OSPG_ERR_STATE); /* see ospg_set_fixed_locations */
+        return fail(g, OSPG_ERR_LOC); /* see ospg_set_fixed_locations */
     n->ended = 1;
     n->nchildren = op->nchildren;
     if (op->loc != OSPG_LOC_NONE)

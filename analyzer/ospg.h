@@ -82,7 +82,8 @@ typedef enum ospg_err {
     OSPG_ERR_NOMEM = -1,
     OSPG_ERR_STATE = -2,    /* call not allowed in the node's state */
     OSPG_ERR_INDEX = -3,    /* child index reused or beyond the end count */
-    OSPG_ERR_ARG = -4
+    OSPG_ERR_ARG = -4,
+    OSPG_ERR_LOC = -5       /* an end changes a fixed location */
 } ospg_err;
 
 const char *ospg_strerror(int err);
@@ -98,7 +99,7 @@ size_t ospg_nscen(const ospg *g);
  * is ended with that location or OSPG_LOC_NONE, never another: the
  * builder then drops an instance nested in one of its own location where
  * it folds, not at that ancestor (the outermost-instance rule).  An end
- * that breaks the promise fails with OSPG_ERR_STATE.  Call it before the
+ * that breaks the promise fails with OSPG_ERR_LOC.  Call it before the
  * first ospg_begin. */
 void ospg_set_fixed_locations(ospg *g);
 

@@ -344,7 +344,7 @@ static void case_errors(void)
     CHECK(ospg_end(g, t, 0, TASK) == 0);
     CHECK(ospg_end(g, a, 1, TW) == 0);
     b = ospg_begin(g, r, 1, OSPG_P, TASK, NULL, NULL, 0, NULL);
-    CHECK(ospg_end(g, b, 0, LOOP) == OSPG_ERR_STATE);
+    CHECK(ospg_end(g, b, 0, LOOP) == OSPG_ERR_LOC);
     ospg_free(g);
 }
 

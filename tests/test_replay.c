@@ -364,6 +364,40 @@ static void test_groups(const char *dir)
         ospg_profile_free(&p);
 }
 
+/* A task begun at location 5 that ends naming location 6: allowed, unless
+ * the stream's header promised fixed locations (trace version 8). */
+static void test_fixed_locs(const char *dir)
+{
+    for (int fixed = 0; fixed < 2; fixed++) {
+        char pa[256], err[512] = "";
+        snprintf(pa, sizeof pa, "%s/fixed-%d.wit", dir, fixed);
+        trace_writer *a =
+            trace_writer_open(pa, 0, 0, fixed ? TRACE_FLAG_FIXED_LOCS : 0);
+        if (!a)
+            abort();
+        int rc = trace_write_begin(a, 1, 0, 0, OSPG_P, 5, 0, 0, NULL, 0);
+        rc |= trace_write_work(a, 1, 0, 100, 5, 0, 0);
+        rc |= trace_write_end(a, 1, 1, 6);
+        rc |= trace_write_end(a, 0, 1, OSPG_LOC_NONE);
+        rc |= trace_writer_close(a);
+        if (rc)
+            abort();
+        const char *pp[1] = {pa};
+        ospg_profile p;
+        int r = replay_both(pp, 1, &p, err, sizeof err);
+        if (fixed)
+            CHECK(r == -1 && strstr(err, "fixed-1.wit: byte ") &&
+                      strstr(err, "end record: a node ends with another "
+                                  "location than it began with"),
+                  "a changed location under the promise: %s", err);
+        else
+            CHECK(r == 0, "a changed location without the promise: %s", err);
+        if (r == 0)
+            ospg_profile_free(&p);
+        unlink(pa);
+    }
+}
+
 /* Two-stream traces that no run writes, each of which names a node in a
  * way the other stream's records contradict.  With several threads each
  * check in replay.c that guards a node's memory must refuse it (under
@@ -634,6 +668,7 @@ int main(int argc, char **argv)
         {.factor = INFINITY, .locs = locs, .nlocs = 2},
     };
     test_groups(dir);
+    test_fixed_locs(dir);
     for (int k = 0; k < FORGE_COUNT; k++)
         forged_case(dir, k);
     test_solo(dir, 3, scen);
