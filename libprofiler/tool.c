@@ -1239,7 +1239,11 @@ static void frag_emit(tstate *ts, uint64_t work)
         c->share_work += work;
     if (c->ol && in_pieces(c))
         atomic_fetch_add_explicit(&c->ol->work, work, memory_order_relaxed);
-    emit_work(ts, cur(c), work, cur_loc(c), loc_flags(c));
+    /* A taskloop's helper task runs the runtime's split of the loop: its
+     * code is the taskloop's work, but no instance of it (the loop's tasks
+     * are, one group without a taskgroup, one taskgroup with). */
+    unsigned flags = loc_flags(c) | (c->helper ? OSPG_W_CONTINUES : 0);
+    emit_work(ts, cur(c), work, cur_loc(c), flags);
 }
 
 static void push_loc(tctx *c, uint32_t loc)
@@ -2716,7 +2720,9 @@ static void on_mutex_released(ompt_mutex_t kind, ompt_wait_id_t wait_id,
  * reported code, an address inside the runtime: libomp reports a taskloop
  * without a taskgroup (nogroup) at an address of its own.  The stack is
  * walked (a few microseconds) and the first frame past the runtime's
- * frames taken; code itself when none is found. */
+ * frames taken; code itself when none is found.  When the call came
+ * through the preloaded tool's wrapper, that frame is the wrapper's, which
+ * stands for the call site it recorded (tool_call_site). */
 static const void *user_call_site(const void *code)
 {
     Dl_info rt;
@@ -2731,7 +2737,7 @@ static const void *user_call_site(const void *code)
         if (in_rt)
             seen_runtime = 1;
         else if (seen_runtime)
-            return frames[i];
+            return tool_call_site(frames[i]);
     }
     return code;
 }

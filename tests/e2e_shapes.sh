@@ -20,6 +20,7 @@ ko() { echo "$1"; fail=$((fail + 1)); }
 # case  env  repetitions
 cases=(
   "taskloop_split - 3"
+  "taskloop_nogroup - 2"
   "taskloop_huge  - 1"
   "taskloop_rec   - 2"
   "taskloop_nt    - 1"
@@ -87,6 +88,16 @@ for T in 2 4 8; do
     done
   done
 done
+
+# A taskloop without a taskgroup is reported by libomp at an address of
+# its own, found again by walking the stack, where the preloaded wrapper's
+# frame stands for the program's call site: the row is the program's line.
+out="$work/taskloop_nogroup-2-0"
+line=$(grep -n 'pragma omp taskloop grainsize(1) nogroup' "$here/e2e/shapes.c" | head -1 | cut -d: -f1)
+if grep -q "^[^,]*shapes.c:$line,taskloop," "$out/profile.csv" &&
+   ! grep -q 'interpose\|libwhatif\|libomp' "$out/profile.csv"; then ok; else
+  ko "FAIL: taskloop_nogroup: the taskloop is not located at shapes.c:$line ($(cut -d, -f1-3 "$out/profile.csv" | tr '\n' ' '))"
+fi
 
 # A parallel region that is the whole body of another is tail-called by
 # the outer body: it still gets its own line, not the runtime's address.

@@ -11,6 +11,9 @@
  *   taskloop_split  single runs 3 taskloops grainsize(1) of 96 tasks: more
  *                   than 10 x threads, so libomp splits each recursively
  *                   through helper tasks that create tasks on other threads
+ *   taskloop_nogroup  the same taskloops nogroup, each followed by a
+ *                   taskwait: its tasks are one instance (a group), and
+ *                   the helpers of the split none
  *   taskloop_huge   one taskloop grainsize(1000) over 3e6 iterations
  *   taskloop_rec    a task tree whose every task runs a taskloop
  *                   grainsize(1) (a parallel partition), then two tasks
@@ -75,6 +78,30 @@ static uint64_t taskloop_split(void)
 #pragma omp taskloop grainsize(1)
         for (int i = 0; i < SPLIT_TASKS; i++)
             t[r][i] = st_burn(0.5);
+    }
+    for (int r = 0; r < SPLIT_LOOPS; r++) {
+        uint64_t most = 0;
+        for (int i = 0; i < SPLIT_TASKS; i++) {
+            add_work(t[r][i]);
+            most = st_max(most, t[r][i]);
+        }
+        span += most;
+    }
+    st_count("taskloop", SPLIT_LOOPS);
+    return span;
+}
+
+static uint64_t taskloop_nogroup(void)
+{
+    static uint64_t t[SPLIT_LOOPS][SPLIT_TASKS];
+    uint64_t span = 0;
+#pragma omp parallel
+#pragma omp single
+    for (int r = 0; r < SPLIT_LOOPS; r++) {
+#pragma omp taskloop grainsize(1) nogroup
+        for (int i = 0; i < SPLIT_TASKS; i++)
+            t[r][i] = st_burn(0.5);
+#pragma omp taskwait
     }
     for (int r = 0; r < SPLIT_LOOPS; r++) {
         uint64_t most = 0;
@@ -460,6 +487,8 @@ int main(int argc, char **argv)
     uint64_t pre = st_burn(C_MS), span;
     if (!strcmp(c, "taskloop_split"))
         span = taskloop_split();
+    else if (!strcmp(c, "taskloop_nogroup"))
+        span = taskloop_nogroup();
     else if (!strcmp(c, "taskloop_rec"))
         span = taskloop_rec();
     else if (!strcmp(c, "nest_deep"))
