@@ -221,6 +221,37 @@ static unsigned ident_line(const void *ident, const char **file,
     return *f == ';' ? line : 0;
 }
 
+/* Whether the debug information's file name a (shown relative to the
+ * working directory when under it) and the ident's b (as the compiler was
+ * given it) name one file: equal, or the shorter a suffix of the longer
+ * after a '/', leading "./" and "../" left out. */
+static int same_file_name(const char *a, size_t alen, const char *b,
+                          size_t blen)
+{
+    for (int k = 0; k < 2; k++) {
+        const char **p = k ? &b : &a;
+        size_t *n = k ? &blen : &alen;
+        for (;;) {
+            if (*n >= 2 && !memcmp(*p, "./", 2))
+                *p += 2, *n -= 2;
+            else if (*n >= 3 && !memcmp(*p, "../", 3))
+                *p += 3, *n -= 3;
+            else
+                break;
+        }
+    }
+    if (alen < blen) {
+        const char *t = a;
+        a = b;
+        b = t;
+        size_t tn = alen;
+        alen = blen;
+        blen = tn;
+    }
+    return blen > 0 && !memcmp(a + alen - blen, b, blen) &&
+           (alen == blen || a[alen - blen - 1] == '/');
+}
+
 /* describe(), with the line the compiler gave the construct when it
  * differs from the call's: a compiler may merge the runtime calls of two
  * constructs (two parallel regions in the two branches of an if) into
@@ -237,10 +268,7 @@ static void describe_ident(const void *code, const void *ident, char *buf,
     if (!line || !colon || colon[1] < '0' || colon[1] > '9' ||
         strspn(colon + 1, "0123456789") != strlen(colon + 1))
         return;
-    size_t blen = (size_t)(colon - buf);
-    int same_file = blen >= flen && !memcmp(colon - flen, file, flen) &&
-                    (blen == flen || colon[-(long)flen - 1] == '/');
-    if (same_file)
+    if (same_file_name(buf, (size_t)(colon - buf), file, flen))
         snprintf(colon + 1, len - (size_t)(colon + 1 - buf), "%u", line);
 }
 
