@@ -68,17 +68,11 @@ static void add_work(uint64_t ns)
 #define SPLIT_TASKS 96
 #define SPLIT_LOOPS 3
 
-static uint64_t taskloop_split(void)
+/* The work and the span of SPLIT_LOOPS taskloops one after the other,
+ * from their tasks' times t. */
+static uint64_t split_span(uint64_t t[SPLIT_LOOPS][SPLIT_TASKS])
 {
-    static uint64_t t[SPLIT_LOOPS][SPLIT_TASKS];
     uint64_t span = 0;
-#pragma omp parallel
-#pragma omp single
-    for (int r = 0; r < SPLIT_LOOPS; r++) {
-#pragma omp taskloop grainsize(1)
-        for (int i = 0; i < SPLIT_TASKS; i++)
-            t[r][i] = st_burn(0.5);
-    }
     for (int r = 0; r < SPLIT_LOOPS; r++) {
         uint64_t most = 0;
         for (int i = 0; i < SPLIT_TASKS; i++) {
@@ -91,10 +85,22 @@ static uint64_t taskloop_split(void)
     return span;
 }
 
+static uint64_t taskloop_split(void)
+{
+    static uint64_t t[SPLIT_LOOPS][SPLIT_TASKS];
+#pragma omp parallel
+#pragma omp single
+    for (int r = 0; r < SPLIT_LOOPS; r++) {
+#pragma omp taskloop grainsize(1)
+        for (int i = 0; i < SPLIT_TASKS; i++)
+            t[r][i] = st_burn(0.5);
+    }
+    return split_span(t);
+}
+
 static uint64_t taskloop_nogroup(void)
 {
     static uint64_t t[SPLIT_LOOPS][SPLIT_TASKS];
-    uint64_t span = 0;
 #pragma omp parallel
 #pragma omp single
     for (int r = 0; r < SPLIT_LOOPS; r++) {
@@ -103,16 +109,7 @@ static uint64_t taskloop_nogroup(void)
             t[r][i] = st_burn(0.5);
 #pragma omp taskwait
     }
-    for (int r = 0; r < SPLIT_LOOPS; r++) {
-        uint64_t most = 0;
-        for (int i = 0; i < SPLIT_TASKS; i++) {
-            add_work(t[r][i]);
-            most = st_max(most, t[r][i]);
-        }
-        span += most;
-    }
-    st_count("taskloop", SPLIT_LOOPS);
-    return span;
+    return split_span(t);
 }
 
 static void taskloop_huge(void)
