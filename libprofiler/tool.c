@@ -1468,16 +1468,13 @@ static void chunk_counted(tstate *ts)
         chunk_handover(ts);
 }
 
-/* Opens a chunk container; the caller has pushed the loop's location.
- * The chunk goes where the loop's level puts its code: into that level's
- * taskwait scope while one is open (see on_task_create), so that the
- * scope's end joins the chunk with the tasks it created. */
+/* Opens a chunk container; the caller has pushed the loop's location. */
 static int begin_chunk_node(tstate *ts, tctx *c)
 {
     frame *f = push_frame(c);
     if (!f)
         return -1;
-    cnode *p = below_cur(c);
+    cnode *p = below_top(c);
     f->is_chunk = 1;
     begin_node(ts, &f->node, p, child_idx(p), OSPG_P, c->loop_loc,
                c->loop_group, &c->loop_owner);
@@ -2984,19 +2981,6 @@ static void on_task_create(ompt_data_t *enc_data, const ompt_frame_t *frame,
         c = running;
         spawn_loc = running->spawn_loc;
         c->helper = 1; /* before its begin is written, at its first child */
-    }
-    /* The children of a loop chunk's tasks are the implicit task's: a
-     * taskwait after a nowait loop waits for them.  A chunk not begun yet
-     * (it begins at this, its first directive) goes into a taskwait scope
-     * of the loop's level, which that taskwait or the barrier ends; begun
-     * under the thread's share, it would join only at the barrier, with
-     * the code after the taskwait in parallel with its tasks. */
-    if (!(flags & ompt_task_taskwait) && (c->chunk_lazy || c->lazy_block) &&
-        !*scope_open(c)) {
-        cnode *lp = ins(c);
-        begin_node(ts, scope_node(c), lp, child_idx(lp), OSPG_S,
-                   OSPG_LOC_NONE, 0, NULL);
-        *scope_open(c) = 1;
     }
     if (flags & ompt_task_taskwait)
         ev_code(ts, DIR_TASKWAIT, 0, code, NULL);

@@ -46,7 +46,6 @@ cases=(
   "taskloop     - 12 1"
   "tree         - 16 1"
   "task_in_loop - 8 1"
-  "task_nowait  - 5 2"
   "reduction    - 12 1"
   "static1      - 12 1"
   "static2      - 12 2"

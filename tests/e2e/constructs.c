@@ -31,9 +31,6 @@
  *   tree          binary task tree, 16 leaves of a unit   W 16  P 1
  *   task_in_loop  dynamic,1 loop of 4; each chunk makes
  *                 2 tasks of a unit                       W 8   P 1
- *   task_nowait   static nowait loop of 4, each iteration
- *                 a task of a unit; taskwait; masked unit
- *                 (it waits for thread 0's tasks)         W 5   P 2
  *   reduction     dynamic,1 loop of 12 with reduction(+)  W 12  P 1
  *   static1       12 iterations, schedule(static, 1)      W 12  P 1
  *   static2       12 iterations, schedule(static, 2)      W 12  P 2
@@ -274,18 +271,6 @@ static int run(const char *c)
 #pragma omp task
             unit();
 #pragma omp task
-            unit();
-        }
-    } else if (!strcmp(c, "task_nowait")) {
-#pragma omp parallel
-        {
-#pragma omp for schedule(static) nowait
-            for (int i = 0; i < 4; i++) {
-#pragma omp task
-                unit();
-            }
-#pragma omp taskwait
-#pragma omp masked
             unit();
         }
     } else if (!strcmp(c, "reduction")) {
