@@ -365,6 +365,13 @@ static const char *shorten(const char *file, const char *cwd, char *buf,
     return buf;
 }
 
+void sym_file_name(const sym_table *t, const char *file, char *buf,
+                   size_t len)
+{
+    char norm[PATH_MAX];
+    snprintf(buf, len, "%s", shorten(file, t->cwd, norm, sizeof(norm)));
+}
+
 int sym_lookup(sym_table *t, const char *path, uint64_t off, char *where,
                size_t wlen, char *func, size_t flen)
 {

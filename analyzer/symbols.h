@@ -47,6 +47,11 @@ void sym_line_stats(const sym_table *t, size_t *own, size_t *libdw);
 int sym_lookup(sym_table *t, const char *path, uint64_t off, char *where,
                size_t wlen, char *func, size_t flen);
 
+/* file (a source file as a compiler named it) as sym_lookup names files,
+ * into buf: normalized, relative to the current directory when below it. */
+void sym_file_name(const sym_table *t, const char *file, char *buf,
+                   size_t len);
+
 /* The call sites the instruction at offset off of module path was
  * inlined from, innermost first, at most max: " < file:line" each,
  * appended in buf.  Returns how many (0 when none or unknown). */

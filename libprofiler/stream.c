@@ -264,10 +264,23 @@ static void describe_ident(const void *code, const void *ident, char *buf,
     const char *file;
     size_t flen;
     unsigned line = ident_line(ident, &file, &flen);
-    char *colon = strrchr(buf, ':');
-    if (!line || !colon || colon[1] < '0' || colon[1] > '9' ||
-        strspn(colon + 1, "0123456789") != strlen(colon + 1))
+    if (!line)
         return;
+    char *colon = strrchr(buf, ':');
+    if (!colon || colon[1] < '0' || colon[1] > '9' ||
+        strspn(colon + 1, "0123456789") != strlen(colon + 1)) {
+        /* The call's address names no line: a construct that ends the
+         * body of a parallel region is a tail call there, and returns
+         * into the runtime.  The compiler's file and line name it. */
+        char f[PATH_MAX], name[PATH_MAX];
+        if (!syms || flen >= sizeof(f))
+            return;
+        memcpy(f, file, flen);
+        f[flen] = 0;
+        sym_file_name(syms, f, name, sizeof(name));
+        snprintf(buf, len, "%s:%u", name, line);
+        return;
+    }
     if (same_file_name(buf, (size_t)(colon - buf), file, flen))
         snprintf(colon + 1, len - (size_t)(colon + 1 - buf), "%u", line);
 }

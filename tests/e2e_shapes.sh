@@ -99,6 +99,18 @@ if grep -q "^[^,]*shapes.c:$line,taskloop," "$out/profile.csv" &&
   ko "FAIL: taskloop_nogroup: the taskloop is not located at shapes.c:$line ($(cut -d, -f1-3 "$out/profile.csv" | tr '\n' ' '))"
 fi
 
+# A taskwait that ends a region's body returns into the runtime (a tail
+# call): named by the line the compiler passed the runtime, not libomp's.
+out="$work/tw_tail"; rm -rf "$out"
+OMP_NUM_THREADS=2 "$whatif" run -q -o "$out" -- "$work/shapes" tw_tail >/dev/null 2>"$out.err"
+line=$(awk '/^static void tw_tail/ { f = 1 } f && /pragma omp taskwait/ { print NR; exit }' "$here/e2e/shapes.c")
+tail_jumps=$(objdump -d "$work/shapes" | grep -c 'jmp .*<__kmpc_omp_taskwait@plt>')
+if [ "$tail_jumps" -ge 1 ] &&
+   grep -q "^[^,]*shapes.c:$line,taskwait,2," "$out/profile.csv" &&
+   ! grep -q 'libomp' "$out/profile.csv"; then ok; else
+  ko "FAIL: tw_tail: the taskwait is not located at shapes.c:$line, or is no tail call ($(cut -d, -f1-3 "$out/profile.csv" 2>/dev/null | tr '\n' ' '))"
+fi
+
 # A parallel region that is the whole body of another is tail-called by
 # the outer body: it still gets its own line, not the runtime's address.
 out="$work/nest_wide-2-0"

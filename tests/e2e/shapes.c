@@ -29,6 +29,8 @@
  *   untied_mix      untied tasks timed part by part: a taskgroup of
  *                   children with a taskyield after each creation, then
  *                   more code, often on another thread
+ *   tw_tail         a taskwait that ends a parallel region's body (a
+ *                   tail call into the runtime at -O2)
  *   pthreads        3 threads of the program's own each run a loop
  *   pthreads10      10 threads of the program's own each run a region
  *   inner_serial    a dynamic loop in a nested region that runs serialized
@@ -430,6 +432,18 @@ static void inner_serial(void)
     }
 }
 
+/* A taskwait that ends a parallel region's body: at -O2 a tail call,
+ * which returns into the runtime. */
+static void tw_tail(void)
+{
+#pragma omp parallel num_threads(2)
+    {
+#pragma omp task
+        add_work(st_burn(1));
+#pragma omp taskwait
+    }
+}
+
 int main(int argc, char **argv)
 {
     if (argc != 2) {
@@ -503,6 +517,8 @@ int main(int argc, char **argv)
         span = pthreads(3, 0);
     else if (!strcmp(c, "pthreads10"))
         span = pthreads(10, 1);
+    else if (!strcmp(c, "tw_tail"))
+        span = 0, tw_tail();
     else if (!strcmp(c, "inner_serial"))
         span = 0, inner_serial();
     else if (!strcmp(c, "taskloop_huge"))
