@@ -1423,6 +1423,19 @@ static void end_scope(tstate *ts, tctx *c, uint32_t loc)
     *scope_open(c) = 0;
 }
 
+/* Opens the innermost container's taskwait scope, if it has none open:
+ * the S-node that collects the tasks (and chunks that may hold tasks)
+ * which the next taskwait joins. */
+static void open_scope(tstate *ts, tctx *c)
+{
+    if (*scope_open(c))
+        return;
+    cnode *p = ins(c);
+    begin_node(ts, scope_node(c), p, child_idx(p), OSPG_S, OSPG_LOC_NONE, 0,
+               NULL);
+    *scope_open(c) = 1;
+}
+
 static void end_chunk(tstate *ts, tctx *c)
 {
     if (c->chunk_lazy) { /* nothing happened in it: no node */
@@ -1468,13 +1481,17 @@ static void chunk_counted(tstate *ts)
         chunk_handover(ts);
 }
 
-/* Opens a chunk container; the caller has pushed the loop's location. */
+/* Opens a chunk container; the caller has pushed the loop's location.
+ * The chunk goes where its level puts new code: into the level's open
+ * taskwait scope, if any, so that it stays parallel with the tasks in
+ * that scope (created before the loop, or by other chunks) and joins
+ * where they do. */
 static int begin_chunk_node(tstate *ts, tctx *c)
 {
     frame *f = push_frame(c);
     if (!f)
         return -1;
-    cnode *p = below_top(c);
+    cnode *p = below_cur(c);
     f->is_chunk = 1;
     begin_node(ts, &f->node, p, child_idx(p), OSPG_P, c->loop_loc,
                c->loop_group, &c->loop_owner);
@@ -1485,6 +1502,18 @@ static int begin_chunk_node(tstate *ts, tctx *c)
 
 static int pieces_start(tstate *ts, tctx *c, int ordered);
 
+/* A chunk with a directive inside may create tasks, children of the
+ * thread's task, which a taskwait after a nowait loop waits for: the
+ * chunk begins in the level's taskwait scope, which that taskwait (or
+ * the barrier) ends, so that the code after the taskwait follows the
+ * chunk and its tasks.  Begun beside the scope, it would join only at
+ * the barrier. */
+static int begin_chunk_in_scope(tstate *ts, tctx *c)
+{
+    open_scope(ts, c);
+    return begin_chunk_node(ts, c);
+}
+
 /* A directive inside a static loop's body: its part becomes one chunk,
  * or the first piece of the loop's ordered chain (ordered: the directive
  * is an ordered block, a sink or a source). */
@@ -1493,7 +1522,7 @@ static void materialize_block(tstate *ts, tctx *c, int ordered)
     c->lazy_block = 0;
     if (pieces_start(ts, c, ordered) == 0)
         return;
-    if (begin_chunk_node(ts, c))
+    if (begin_chunk_in_scope(ts, c))
         pop_loc(c); /* no chunk (out of memory): its location goes too */
 }
 
@@ -1503,7 +1532,7 @@ static void materialize_chunk(tstate *ts, tctx *c, int ordered)
     c->chunk_lazy = 0;
     if (pieces_start(ts, c, ordered) == 0)
         return;
-    if (begin_chunk_node(ts, c))
+    if (begin_chunk_in_scope(ts, c))
         pop_loc(c);
 }
 
@@ -1580,13 +1609,16 @@ static int chunk_leaf(tstate *ts, tctx *c)
         return 0;
     uint64_t work = frag_take(ts);
     if (ts->nfrag_smp) { /* its W-node carries samples: a node of its own */
+        c->chunk_lazy = 0; /* no directive inside: opens no scope */
+        if (begin_chunk_node(ts, c))
+            pop_loc(c);
         frag_emit(ts, work);
         return 1;
     }
     c->chunk_lazy = 0;
     if (c->kind == CTX_IMPLICIT)
         c->share_work += work;
-    cnode *p = ins(c);
+    cnode *p = cur(c);
     uint64_t idx = child_idx(p);
     ospg_leaf_work w = {work, c->loop_loc, c->path, 0};
     record_leaf(ts, p, idx, OSPG_P, c->loop_loc, c->loop_group,
@@ -2746,7 +2778,8 @@ static void loop_begin(tstate *ts, tctx *c, const void *code,
                        const void *ident, int dir, int one_chunk,
                        uint64_t count)
 {
-    end_scope(ts, c, OSPG_LOC_NONE);
+    /* A taskwait scope open here stays open: tasks created before the
+     * loop go on in parallel with its chunks (begin_chunk_node). */
     c->ws_seq++;
     uint64_t uid = c->region ? c->region->uid : 0;
     c->loop_group = (uid << 24) | (c->ws_seq & 0xffffff);
@@ -2757,7 +2790,7 @@ static void loop_begin(tstate *ts, tctx *c, const void *code,
          * group, so that the group is freed when the loop is done. */
         frame *f = push_frame(c);
         if (f) {
-            cnode *p = below_top(c);
+            cnode *p = below_cur(c);
             f->is_loopscope = 1;
             begin_node(ts, &f->node, p, child_idx(p), OSPG_S, OSPG_LOC_NONE, 0,
                        NULL);
@@ -2888,12 +2921,7 @@ static void on_work(ompt_work_t type, ompt_scope_endpoint_t endpoint,
                                             DIR_TASKLOOP);
             /* No taskgroup holds the loop's tasks: a group makes them
              * one instance, owned by the scope they are created in. */
-            if (!*scope_open(c)) {
-                cnode *p = ins(c);
-                begin_node(ts, scope_node(c), p, child_idx(p), OSPG_S,
-                           OSPG_LOC_NONE, 0, NULL);
-                *scope_open(c) = 1;
-            }
+            open_scope(ts, c);
             c->taskloop_group = new_group_id();
             c->taskloop_owner = *scope_node(c);
         }
@@ -3043,12 +3071,7 @@ static void on_task_create(ompt_data_t *enc_data, const ompt_frame_t *frame,
         parent = &t->alone;
     } else {
         t->pend_kind = OSPG_P;
-        if (!*scope_open(c)) {
-            cnode *p = ins(c);
-            begin_node(ts, scope_node(c), p, child_idx(p), OSPG_S,
-                       OSPG_LOC_NONE, 0, NULL);
-            *scope_open(c) = 1;
-        }
+        open_scope(ts, c);
         parent = scope_node(c);
     }
     t->node.id = stream_new_id(&ts->st);

@@ -31,6 +31,9 @@ cases=(
   "untied_mix     - 2"
   "pthreads       - 1"
   "pthreads10     - 1"
+  "nowait_tasks   - 2"
+  "tasks_loop     - 1"
+  "loop_tasks_loop - 1"
 )
 # Untied tasks: the events name the task a thread runs, so the tool asks
 # the runtime only where a part ended with no event (rare): at most one

@@ -31,6 +31,14 @@
  *                   more code, often on another thread
  *   tw_tail         a taskwait that ends a parallel region's body (a
  *                   tail call into the runtime at -O2)
+ *   nowait_tasks    rounds of a nowait loop (dynamic, static, guided) or
+ *                   nowait sections whose iterations create tasks, then a
+ *                   taskwait and code of the thread's own: that code waits
+ *                   for the tasks the thread created, not for the others
+ *   tasks_loop      rounds of a single nowait creating a task, then a loop
+ *                   whose chunks run in parallel with that task
+ *   loop_tasks_loop rounds of a nowait loop creating tasks, then a loop
+ *                   whose chunks run in parallel with those tasks
  *   pthreads        3 threads of the program's own each run a loop
  *   pthreads10      10 threads of the program's own each run a region
  *   inner_serial    a dynamic loop in a nested region that runs serialized
@@ -434,6 +442,142 @@ static void inner_serial(void)
 
 /* A taskwait that ends a parallel region's body: at -O2 a tail call,
  * which returns into the runtime. */
+/* ---- tasks beside worksharing loops ---- */
+
+#define NW_ROUNDS 4
+#define NW_THREADS 64
+
+/* The longest task each thread created in each round, what the
+ * thread's code after the round's taskwait took, and an atomic max. */
+static _Atomic uint64_t nw_task[NW_ROUNDS][NW_THREADS];
+static uint64_t nw_post[NW_ROUNDS][NW_THREADS];
+
+static void atomic_max64(_Atomic uint64_t *a, uint64_t v)
+{
+    uint64_t m = atomic_load(a);
+    while (v > m && !atomic_compare_exchange_weak(a, &m, v))
+        ;
+}
+
+static void nw_spawn(int round, int creator, double ms)
+{
+#pragma omp task firstprivate(round, creator, ms)
+    {
+        uint64_t t = st_burn(ms);
+        add_work(t);
+        atomic_max64(&nw_task[round][creator], t);
+    }
+}
+
+/* A taskwait waits for the children of the thread's implicit task, the
+ * tasks its chunks created included: each thread's path is its rounds'
+ * longest task followed by its code after the taskwait. */
+static uint64_t nowait_tasks(void)
+{
+    int team = 1;
+#pragma omp parallel
+    {
+        int me = omp_get_thread_num();
+#pragma omp single nowait
+        team = omp_get_num_threads();
+        int n = 2 * omp_get_num_threads();
+        for (int r = 0; r < NW_ROUNDS; r++) {
+            if (r == 0) {
+#pragma omp for schedule(dynamic, 1) nowait
+                for (int i = 0; i < n; i++)
+                    nw_spawn(r, me, 2.0 + i % 3);
+            } else if (r == 1) {
+#pragma omp for schedule(static) nowait
+                for (int i = 0; i < n; i++)
+                    nw_spawn(r, me, 2.0 + i % 3);
+            } else if (r == 2) {
+#pragma omp for schedule(guided) nowait
+                for (int i = 0; i < n; i++)
+                    nw_spawn(r, me, 2.0 + i % 3);
+            } else {
+#pragma omp sections nowait
+                {
+#pragma omp section
+                    nw_spawn(r, me, 3.0);
+#pragma omp section
+                    nw_spawn(r, me, 4.0);
+                }
+            }
+#pragma omp taskwait
+            nw_post[r][me] = st_burn(1.5);
+            add_work(nw_post[r][me]);
+        }
+    }
+    uint64_t span = 0;
+    for (int t = 0; t < team && t < NW_THREADS; t++) {
+        uint64_t path = 0;
+        for (int r = 0; r < NW_ROUNDS; r++)
+            path += atomic_load(&nw_task[r][t]) + nw_post[r][t];
+        span = st_max(span, path);
+    }
+    return span;
+}
+
+/* A task created before a loop runs in parallel with the loop's chunks;
+ * the loop's barrier joins both. */
+static uint64_t tasks_loop(void)
+{
+    _Atomic uint64_t most[NW_ROUNDS] = {0};
+#pragma omp parallel
+    for (int r = 0; r < NW_ROUNDS; r++) {
+#pragma omp single nowait
+        {
+#pragma omp task firstprivate(r)
+            {
+                uint64_t t = st_burn(8.0);
+                add_work(t);
+                atomic_max64(&most[r], t);
+            }
+        }
+#pragma omp for schedule(dynamic, 1)
+        for (int i = 0; i < omp_get_num_threads(); i++) {
+            uint64_t t = st_burn(3.0);
+            add_work(t);
+            atomic_max64(&most[r], t);
+        }
+    }
+    uint64_t span = 0;
+    for (int r = 0; r < NW_ROUNDS; r++)
+        span += atomic_load(&most[r]);
+    return span;
+}
+
+/* Tasks created by a nowait loop's chunks run in parallel with the next
+ * loop's chunks (no taskwait between them); that loop's barrier joins
+ * both. */
+static uint64_t loop_tasks_loop(void)
+{
+    _Atomic uint64_t most[NW_ROUNDS] = {0};
+#pragma omp parallel
+    for (int r = 0; r < NW_ROUNDS; r++) {
+        int n = omp_get_num_threads();
+#pragma omp for schedule(dynamic, 1) nowait
+        for (int i = 0; i < n; i++) {
+#pragma omp task firstprivate(r)
+            {
+                uint64_t t = st_burn(6.0);
+                add_work(t);
+                atomic_max64(&most[r], t);
+            }
+        }
+#pragma omp for schedule(dynamic, 1)
+        for (int i = 0; i < n; i++) {
+            uint64_t t = st_burn(3.0);
+            add_work(t);
+            atomic_max64(&most[r], t);
+        }
+    }
+    uint64_t span = 0;
+    for (int r = 0; r < NW_ROUNDS; r++)
+        span += atomic_load(&most[r]);
+    return span;
+}
+
 static void tw_tail(void)
 {
 #pragma omp parallel num_threads(2)
@@ -519,6 +663,12 @@ int main(int argc, char **argv)
         span = pthreads(10, 1);
     else if (!strcmp(c, "tw_tail"))
         span = 0, tw_tail();
+    else if (!strcmp(c, "nowait_tasks"))
+        span = nowait_tasks();
+    else if (!strcmp(c, "tasks_loop"))
+        span = tasks_loop();
+    else if (!strcmp(c, "loop_tasks_loop"))
+        span = loop_tasks_loop();
     else if (!strcmp(c, "inner_serial"))
         span = 0, inner_serial();
     else if (!strcmp(c, "taskloop_huge"))
