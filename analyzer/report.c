@@ -248,6 +248,7 @@ const char *report_note_name(uint32_t note)
     case TRACE_NOTE_ORDERED_STATIC: return "ordered_static";
     case TRACE_NOTE_THREADS: return "program_threads";
     case TRACE_NOTE_ORDERED_UNCHAINED: return "ordered_unchained";
+    case TRACE_NOTE_TASKWAIT_OUTER: return "taskwait_outer";
     case REPORT_NOTE_FINE_GRAINS: return "fine_grains";
     case REPORT_NOTE_SPAN_OUTLIER: return "span_outlier";
     }
@@ -293,6 +294,13 @@ void report_note_text(char *buf, size_t len, uint32_t note, uint64_t value,
                  "whose first directive was another one, before the loop "
                  "was known to be ordered: it is left out of the chain, so "
                  "the loop's span may be short");
+        break;
+    case TRACE_NOTE_TASKWAIT_OUTER:
+        snprintf(buf, len, "a taskwait inside a loop chunk or a taskgroup "
+                 "also waits for tasks created before it outside them "
+                 "(before the loop or taskgroup, or in earlier chunks); the "
+                 "graph joins those later, so the code after it is modeled "
+                 "as parallel with them: the span may be short");
         break;
     case REPORT_NOTE_FINE_GRAINS:
         snprintf(buf, len, "its tasks hold %" PRIu64 " %s of their own work "

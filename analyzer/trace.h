@@ -110,7 +110,13 @@ typedef enum trace_note {
                                      * ordered (another directive came
                                      * first): it is out of the chain, the
                                      * span may be short; value: 1 */
-    TRACE_NOTE_MAX = 5
+    TRACE_NOTE_TASKWAIT_OUTER = 6,  /* a taskwait inside a loop chunk or a
+                                     * taskgroup, while tasks the task
+                                     * created outside it had not been
+                                     * joined: the graph does not join
+                                     * them there, the span may be short;
+                                     * value: 1 */
+    TRACE_NOTE_MAX = 6
 } trace_note;
 
 typedef struct trace_rec {

@@ -129,6 +129,7 @@ typedef struct frame {
     cnode node;
     cnode scope;
     int has_scope;
+    int unjoined;            /* see tctx.unjoined */
     int is_chunk;
     const void *code;        /* taskgroup: its address */
     int taskloop;            /* taskgroup of a taskloop */
@@ -145,6 +146,10 @@ typedef struct tctx {
     cnode node;              /* root, thread share P, task P or S */
     cnode scope;             /* the node's open taskwait scope */
     int has_scope;
+    /* Its scope holds tasks no taskwait has joined, directly or in a
+     * chunk that ended (a taskwait inside a chunk or a taskgroup above
+     * does not join them in the graph: noted) */
+    int unjoined;
     frame *fr;               /* containers, innermost last */
     int nfr, capfr;
     frame fr_inline[FRAMES_INLINE];
@@ -802,6 +807,11 @@ static inline int *scope_open(tctx *c)
     return c->nfr ? &top(c)->has_scope : &c->has_scope;
 }
 
+static inline int *scope_unjoined(tctx *c)
+{
+    return c->nfr ? &top(c)->unjoined : &c->unjoined;
+}
+
 static inline cnode *scope_node(tctx *c)
 {
     return c->nfr ? &top(c)->scope : &c->scope;
@@ -1421,6 +1431,7 @@ static void end_scope(tstate *ts, tctx *c, uint32_t loc)
         return;
     end_node(ts, scope_node(c), loc);
     *scope_open(c) = 0;
+    *scope_unjoined(c) = 0;
 }
 
 /* Opens the innermost container's taskwait scope, if it has none open:
@@ -1445,10 +1456,31 @@ static void end_chunk(tstate *ts, tctx *c)
     }
     if (!in_chunk(c))
         return;
+    /* Its tasks join with it in the graph, but really at the thread's
+     * next taskwait or barrier, which the level's scope holding the
+     * chunk stands for. */
+    int unjoined = top(c)->unjoined && !top(c)->is_piece;
     end_scope(ts, c, OSPG_LOC_NONE);
     end_node(ts, &top(c)->node, OSPG_LOC_NONE);
     c->nfr--;
     pop_loc(c);
+    if (unjoined && *scope_open(c))
+        *scope_unjoined(c) = 1;
+}
+
+static void note_once(tstate *ts, uint32_t loc, uint32_t note);
+
+/* A taskwait inside a chunk or a taskgroup also waits for the tasks the
+ * task created outside it (before the loop or the taskgroup, or in
+ * earlier chunks); the graph joins those where their own scope ends, so
+ * the code after this taskwait is parallel with them there: noted. */
+static void note_outer_tasks(tstate *ts, tctx *c, uint32_t loc)
+{
+    int outer = c->unjoined;
+    for (int i = 0; i + 1 < c->nfr && !outer; i++)
+        outer = c->fr[i].unjoined;
+    if (outer)
+        note_once(ts, loc, TRACE_NOTE_TASKWAIT_OUTER);
 }
 
 /* Ends every container still open (a task or share ending early). */
@@ -2595,7 +2627,10 @@ static void on_sync_region(ompt_sync_region_t kind,
         ev_code(ts, DIR_TASKWAIT, endpoint != ompt_scope_begin, code, ident);
         if (endpoint == ompt_scope_begin) {
             frag_close_held(ts);
-            end_scope(ts, c, construct_loc(ts, c, code, ident, DIR_TASKWAIT));
+            uint32_t loc = construct_loc(ts, c, code, ident, DIR_TASKWAIT);
+            if (c->nfr)
+                note_outer_tasks(ts, c, loc);
+            end_scope(ts, c, loc);
             held_release(ts);
             c->waiting = 1;
             wait_begin(c);
@@ -3021,7 +3056,10 @@ static void on_task_create(ompt_data_t *enc_data, const ompt_frame_t *frame,
     if (flags & ompt_task_taskwait) {
         /* taskwait with depend: modeled as a full taskwait; the task
          * waits until the taskwait_complete schedule event. */
-        end_scope(ts, c, construct_loc(ts, c, code, NULL, DIR_TASKWAIT));
+        uint32_t loc = construct_loc(ts, c, code, NULL, DIR_TASKWAIT);
+        if (c->nfr)
+            note_outer_tasks(ts, c, loc);
+        end_scope(ts, c, loc);
         c->waiting = 1;
         return;
     }
@@ -3072,6 +3110,7 @@ static void on_task_create(ompt_data_t *enc_data, const ompt_frame_t *frame,
     } else {
         t->pend_kind = OSPG_P;
         open_scope(ts, c);
+        *scope_unjoined(c) = 1;
         parent = scope_node(c);
     }
     t->node.id = stream_new_id(&ts->st);

@@ -123,6 +123,23 @@ if grep -q "^[^,]*shapes.c:$inner,parallel,160," "$out/profile.csv" &&
   ko "FAIL: nest_wide: the inner region is not located at shapes.c:$inner ($(cut -d, -f1-3 "$out/profile.csv" | tr '\n' ' '))"
 fi
 
+# A taskwait in a chunk that also waits for a task created before the
+# loop is noted (the graph cannot join that task there); one that waits
+# for its own chunk's task only, and the taskwaits after nowait loops of
+# nowait_tasks, are not.
+out="$work/tw_in_chunk"; rm -rf "$out"
+OMP_NUM_THREADS=2 "$whatif" run -q -o "$out" -- "$work/shapes" tw_in_chunk >/dev/null 2>"$out.err"
+lines=$(awk '/^static void tw_in_chunk/ { f = 1 } f && /pragma omp taskwait/ { print NR } /^}/ { f = 0 }' "$here/e2e/shapes.c")
+first=$(head -1 <<<"$lines"); second=$(tail -1 <<<"$lines")
+if grep -q "shapes.c:$first (taskwait): a taskwait inside a loop chunk" "$out.err" &&
+   [ "$(sqlite3 "$out/profile.db" "SELECT count(*) FROM note WHERE note = 'taskwait_outer'")" = 1 ] &&
+   ! grep -q "shapes.c:$second (taskwait)" "$out.err" &&
+   ! grep -q taskwait_outer "$work"/nowait_tasks-*/run.json; then
+  ok
+else
+  ko "FAIL: tw_in_chunk: the taskwait at shapes.c:$first is not noted alone ($(grep -c taskwait_outer "$out/run.json" "$work"/nowait_tasks-*/run.json | tr '\n' ' '))"
+fi
+
 # The loop inside a serialized nested region is a lower bound: noted.
 out="$work/inner"
 OMP_NUM_THREADS=2 "$whatif" run -q -o "$out" -- "$work/shapes" inner_serial >/dev/null 2>"$out.err"

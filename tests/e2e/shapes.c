@@ -39,6 +39,11 @@
  *                   whose chunks run in parallel with that task
  *   loop_tasks_loop rounds of a nowait loop creating tasks, then a loop
  *                   whose chunks run in parallel with those tasks
+ *   tw_in_chunk     a task created before a loop whose chunks each create
+ *                   a task and wait for it: the taskwait waits for the
+ *                   first task too, which the graph cannot join there
+ *                   (noted); then a loop whose chunks each wait for their
+ *                   own task only (no note)
  *   pthreads        3 threads of the program's own each run a loop
  *   pthreads10      10 threads of the program's own each run a region
  *   inner_serial    a dynamic loop in a nested region that runs serialized
@@ -578,6 +583,33 @@ static uint64_t loop_tasks_loop(void)
     return span;
 }
 
+static void tw_in_chunk(void)
+{
+#pragma omp parallel
+    {
+#pragma omp single nowait
+        {
+#pragma omp task
+            add_work(st_burn(4.0));
+        }
+        /* static: the thread that created that task runs chunks too */
+#pragma omp for schedule(static)
+        for (int i = 0; i < 8; i++) {
+#pragma omp task
+            add_work(st_burn(0.5));
+#pragma omp taskwait
+            add_work(st_burn(0.5));
+        }
+#pragma omp for schedule(dynamic, 1) nowait
+        for (int i = 0; i < 8; i++) {
+#pragma omp task
+            add_work(st_burn(0.5));
+#pragma omp taskwait
+            add_work(st_burn(0.5));
+        }
+    }
+}
+
 static void tw_tail(void)
 {
 #pragma omp parallel num_threads(2)
@@ -663,6 +695,8 @@ int main(int argc, char **argv)
         span = pthreads(10, 1);
     else if (!strcmp(c, "tw_tail"))
         span = 0, tw_tail();
+    else if (!strcmp(c, "tw_in_chunk"))
+        span = 0, tw_in_chunk();
     else if (!strcmp(c, "nowait_tasks"))
         span = nowait_tasks();
     else if (!strcmp(c, "tasks_loop"))
