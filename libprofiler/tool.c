@@ -1476,9 +1476,13 @@ static void note_once(tstate *ts, uint32_t loc, uint32_t note);
  * the code after this taskwait is parallel with them there: noted. */
 static void note_outer_tasks(tstate *ts, tctx *c, uint32_t loc)
 {
+    /* this taskwait really joins them: a later one waits for none */
     int outer = c->unjoined;
-    for (int i = 0; i + 1 < c->nfr && !outer; i++)
-        outer = c->fr[i].unjoined;
+    c->unjoined = 0;
+    for (int i = 0; i + 1 < c->nfr; i++) {
+        outer |= c->fr[i].unjoined;
+        c->fr[i].unjoined = 0;
+    }
     if (outer)
         note_once(ts, loc, TRACE_NOTE_TASKWAIT_OUTER);
 }
