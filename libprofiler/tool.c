@@ -1470,6 +1470,16 @@ static void end_chunk(tstate *ts, tctx *c)
 
 static void note_once(tstate *ts, uint32_t loc, uint32_t note);
 
+/* A taskwait joins the tasks of the innermost scope.  A scope that holds
+ * none (only chunks whose tasks were joined, or none: the scope a chunk
+ * with a critical section opened) stays open: the chunks in it are not
+ * the taskwait's to wait for, and stay parallel with the code after it. */
+static void taskwait_scope(tstate *ts, tctx *c, uint32_t loc)
+{
+    if (*scope_unjoined(c))
+        end_scope(ts, c, loc);
+}
+
 /* A taskwait inside a chunk or a taskgroup also waits for the tasks the
  * task created outside it (before the loop or the taskgroup, or in
  * earlier chunks); the graph joins those where their own scope ends, so
@@ -2634,7 +2644,7 @@ static void on_sync_region(ompt_sync_region_t kind,
             uint32_t loc = construct_loc(ts, c, code, ident, DIR_TASKWAIT);
             if (c->nfr)
                 note_outer_tasks(ts, c, loc);
-            end_scope(ts, c, loc);
+            taskwait_scope(ts, c, loc);
             held_release(ts);
             c->waiting = 1;
             wait_begin(c);
@@ -3063,7 +3073,7 @@ static void on_task_create(ompt_data_t *enc_data, const ompt_frame_t *frame,
         uint32_t loc = construct_loc(ts, c, code, NULL, DIR_TASKWAIT);
         if (c->nfr)
             note_outer_tasks(ts, c, loc);
-        end_scope(ts, c, loc);
+        taskwait_scope(ts, c, loc);
         c->waiting = 1;
         return;
     }

@@ -34,6 +34,7 @@ cases=(
   "nowait_tasks   - 2"
   "tasks_loop     - 1"
   "loop_tasks_loop - 1"
+  "dir_nowait_tw  - 1"
 )
 # Untied tasks: the events name the task a thread runs, so the tool asks
 # the runtime only where a part ended with no event (rare): at most one

@@ -39,6 +39,10 @@
  *                   whose chunks run in parallel with that task
  *   loop_tasks_loop rounds of a nowait loop creating tasks, then a loop
  *                   whose chunks run in parallel with those tasks
+ *   dir_nowait_tw   rounds of a nowait loop whose chunks hold a directive
+ *                   (an empty taskgroup) but create no task, then a
+ *                   taskwait and code of the thread's own: that code does
+ *                   not wait for the chunks
  *   tw_in_chunk     a task created before a loop whose chunks each create
  *                   a task and wait for it: the taskwait waits for the
  *                   first task too, which the graph cannot join there
@@ -583,6 +587,48 @@ static uint64_t loop_tasks_loop(void)
     return span;
 }
 
+static uint64_t dw_chunk[NW_ROUNDS][NW_THREADS];
+
+static uint64_t dir_nowait_tw(void)
+{
+    int team = 1;
+    memset(nw_post, 0, sizeof(nw_post));
+#pragma omp parallel
+    {
+        int me = omp_get_thread_num();
+#pragma omp single nowait
+        team = omp_get_num_threads();
+        int n = 2 * omp_get_num_threads();
+        for (int r = 0; r < NW_ROUNDS; r++) {
+#pragma omp for schedule(dynamic, 1) nowait
+            for (int i = 0; i < n; i++) {
+                uint64_t t = st_burn(0.5);
+#pragma omp taskgroup
+                {
+                }
+                t += st_burn(2.0 + i % 3);
+                add_work(t);
+                dw_chunk[r][me] = st_max(dw_chunk[r][me], t);
+            }
+#pragma omp taskwait
+            nw_post[r][me] = st_burn(1.5);
+            add_work(nw_post[r][me]);
+        }
+    }
+    /* A chunk follows its thread's code of the rounds before it; the
+     * thread's code after each taskwait follows only that code. */
+    uint64_t span = 0;
+    for (int t = 0; t < team && t < NW_THREADS; t++) {
+        uint64_t before = 0;
+        for (int r = 0; r < NW_ROUNDS; r++) {
+            span = st_max(span, before + dw_chunk[r][t]);
+            before += nw_post[r][t];
+        }
+        span = st_max(span, before);
+    }
+    return span;
+}
+
 static void tw_in_chunk(void)
 {
 #pragma omp parallel
@@ -695,6 +741,8 @@ int main(int argc, char **argv)
         span = pthreads(10, 1);
     else if (!strcmp(c, "tw_tail"))
         span = 0, tw_tail();
+    else if (!strcmp(c, "dir_nowait_tw"))
+        span = dir_nowait_tw();
     else if (!strcmp(c, "tw_in_chunk"))
         span = 0, tw_in_chunk();
     else if (!strcmp(c, "nowait_tasks"))
