@@ -2912,10 +2912,16 @@ static void on_work(ompt_work_t type, ompt_scope_endpoint_t endpoint,
                     uint64_t count, const void *code)
 {
     (void)parallel_data;
+    tctx *c = task_data ? task_data->ptr : NULL;
+    /* GCC merges a parallel region whose body is one loop into one call
+     * (GOMP_parallel_loop_*): libomp passes its address to the primary
+     * thread's loop events only, and none to the others'.  That call is
+     * the region's: its site names the loop for every thread. */
+    if (!code && c && c->kind == CTX_IMPLICIT && c->region)
+        code = c->region->code;
     const void *ident = user_ident(code);
     code = user_code(code);
-    tstate *ts = enter_from(task_data ? task_data->ptr : NULL);
-    tctx *c = task_data ? task_data->ptr : NULL;
+    tstate *ts = enter_from(c);
     if (!ts || !c)
         return;
     int begin = endpoint == ompt_scope_begin;

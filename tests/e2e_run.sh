@@ -179,6 +179,18 @@ if command -v gcc >/dev/null; then
   "$whatif" run -q -o gcc -- ./process_gcc >/dev/null 2>gcc.err
   if parent_only gcc && grep -q '"runtime_note": "built with GCC' gcc/run.json; then ok; else
     ko "gcc program: $(head -3 gcc.err)"; fi
+  # a region whose body is one loop is one GOMP_parallel_loop_* call, whose
+  # address libomp gives the primary thread's loop events only: all of
+  # the loop's chunks are still one row at the program's line
+  gcc -fopenmp -g -O0 -I"$here/e2e" "$here/e2e/gccloop.c" -o gccloop || exit 1
+  OMP_NUM_THREADS=4 "$whatif" run -q -o gccloop-out -- ./gccloop >/dev/null 2>gccloop.err
+  line=$(grep -n 'pragma omp parallel' "$here/e2e/gccloop.c" | cut -d: -f1)
+  nloop=$(grep -c ',loop,' gccloop-out/profile.csv)
+  merged=$(objdump -d gccloop | grep -c 'call.*<GOMP_parallel_loop')
+  if [ "$merged" -ge 1 ] && [ "$nloop" = 1 ] &&
+     grep -q "gccloop.c:$line,loop,1," gccloop-out/profile.csv &&
+     ! grep -q 'unknown' gccloop-out/profile.csv gccloop.err; then ok; else
+    ko "gcc merged parallel loop: $nloop loop rows: $(cut -d, -f1-4 gccloop-out/profile.csv | tr '\n' ' ')"; fi
 fi
 
 # 8. settings: refused whole, before the program runs
