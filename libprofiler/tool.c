@@ -118,6 +118,11 @@ typedef struct region {
     uint32_t chain;          /* its calling context, its threads' too */
     const void *code;        /* its call site (contexts of its threads) */
     struct tctx *parent;     /* the encountering task */
+    /* The phase in which each thread (by index) began its last share: a
+     * thread that cancellation took past a barrier begins none in the
+     * phases after it, and the region's end stands an empty one in. */
+    _Atomic uint64_t *share_phase;
+    unsigned share_cap;
 } region;
 
 enum { CTX_INITIAL = 1, CTX_IMPLICIT, CTX_EXPLICIT };
@@ -140,6 +145,7 @@ typedef struct frame {
 
 #define FRAMES_INLINE 4
 #define REOPEN_MAX 8 /* taskgroups carried across one barrier */
+#define SHARES_MAX 65536 /* threads of a team whose shares are tracked */
 
 typedef struct tctx {
     int kind;
@@ -2260,6 +2266,11 @@ static void on_parallel_begin(ompt_data_t *enc_data, const ompt_frame_t *frame,
     region *r = calloc(1, sizeof(*r));
     if (!r)
         return;
+    r->share_cap = requested < SHARES_MAX ? requested : SHARES_MAX;
+    r->share_phase = calloc(r->share_cap ? r->share_cap : 1,
+                            sizeof(*r->share_phase));
+    if (!r->share_phase)
+        r->share_cap = 0;
     r->uid = atomic_fetch_add(&region_uid, 1) + 1;
     r->chain = context_of(ts, c, code, ident);
     r->code = code;
@@ -2276,6 +2287,24 @@ static void on_parallel_begin(ompt_data_t *enc_data, const ompt_frame_t *frame,
     parallel_data->ptr = r;
 }
 
+/* The shares of the region's last phase that threads never began: with
+ * cancellation, a thread can leave for the region's end while the others
+ * pass a barrier (libomp's cancellable barrier, as GCC's code calls it),
+ * so it begins no share in the phases after.  Each is an empty share, so
+ * that the phase has all its children. */
+static void fill_skipped_shares(tstate *ts, region *r)
+{
+    unsigned team = atomic_load(&r->team);
+    for (unsigned i = 0; i < team && i < r->share_cap; i++) {
+        if (atomic_load(&r->share_phase[i]) == r->phase_no)
+            continue;
+        cnode share = {0};
+        begin_node(ts, &share, &r->phase, i, OSPG_P, OSPG_LOC_NONE, 0,
+                   NULL);
+        end_node(ts, &share, OSPG_LOC_NONE);
+    }
+}
+
 static void on_parallel_end(ompt_data_t *parallel_data, ompt_data_t *enc_data,
                             int flags, const void *code)
 {
@@ -2290,6 +2319,7 @@ static void on_parallel_end(ompt_data_t *parallel_data, ompt_data_t *enc_data,
     enc->encountered = NULL;
     ev_loc(ts, DIR_PARALLEL, 1, r->loc);
     frag_close(ts);
+    fill_skipped_shares(ts, r);
     r->phase.nkids = r->team + r->phase_extra;
     close_ordloops(ts, r->ordloops);
     end_node(ts, &r->phase, OSPG_LOC_NONE);
@@ -2297,6 +2327,7 @@ static void on_parallel_end(ompt_data_t *parallel_data, ompt_data_t *enc_data,
     tctx *c = r->parent;
     c->waiting = 0;
     ts->ctx = c;
+    free(r->share_phase);
     free(r);
     frag_open(ts);
 }
@@ -2556,6 +2587,8 @@ static void barrier_leave(tstate *ts, tctx *c)
     c->phase_no = r->phase_no;
     cnode phase = r->phase;
     spin_release(&r->lock);
+    if (c->index < r->share_cap)
+        atomic_store(&r->share_phase[c->index], c->phase_no);
     c->share_work = 0;
     /* The trace's record is written outside the lock (a stream names
      * the new phase before its BEGIN only as the analyzer allows). */

@@ -11,6 +11,7 @@
 set -uo pipefail
 whatif=$(realpath "$1"); work=$(realpath -m "$2")
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
+. "$here/e2e_lib.sh"
 rm -rf "$work"; mkdir -p "$work"; cd "$work" || exit 1
 clang-19 -fopenmp -g -O1 -I"$here/e2e" "$here/e2e/process.c" -o process || exit 1
 pass=0 fail=0
@@ -191,6 +192,19 @@ if command -v gcc >/dev/null; then
      grep -q "gccloop.c:$line,loop,1," gccloop-out/profile.csv &&
      ! grep -q 'unknown' gccloop-out/profile.csv gccloop.err; then ok; else
     ko "gcc merged parallel loop: $nloop loop rows: $(cut -d, -f1-4 gccloop-out/profile.csv | tr '\n' ' ')"; fi
+  # a thread cancels the region: the others leave the next barrier for the
+  # region's end, the cancelled one never reaches it (once no profile:
+  # "the graph is incomplete")
+  gcc -fopenmp -g -O2 -I"$here/e2e" "$here/e2e/gcccancel.c" -o gcccancel || exit 1
+  for T in 2 4; do
+    rm -rf gcccancel-out
+    OMP_CANCELLATION=true OMP_NUM_THREADS=$T "$whatif" run -q --mode both -o gcccancel-out -- ./gcccancel >gcccancel.out 2>gcccancel.err
+    rc=$?
+    if [ $rc = 0 ] && [ "$(cat gcccancel.out)" = ok ] &&
+       cmp -s gcccancel-out/profile.csv gcccancel-out/online/profile.csv &&
+       check_expect gcccancel-out gcccancel.err "gcc cancel" 3 1500000 >/dev/null; then ok; else
+      ko "gcc cancel parallel at $T threads: rc $rc $(grep -v '^whatif-' gcccancel.err | head -2)"; fi
+  done
 fi
 
 # 8. settings: refused whole, before the program runs

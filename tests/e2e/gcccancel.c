@@ -1,0 +1,32 @@
+/* gcccancel.c - a thread cancels the parallel region before a barrier the
+ * others then leave at once (GCC calls libomp's cancellable barrier):
+ * the cancelled thread begins no share after that barrier.  Run with
+ * OMP_CANCELLATION=true. */
+#include <omp.h>
+#include <stdio.h>
+
+#include "selftime.h"
+
+int main(void)
+{
+    /* not a reduction: a cancelled region combines none; and the code
+     * after the barrier runs on no thread */
+    uint64_t w = st_burn(2.0);
+#pragma omp parallel
+    {
+        uint64_t own = st_burn(2.0);
+#pragma omp atomic
+        w += own;
+        if (omp_get_thread_num() == 0) {
+#pragma omp cancel parallel
+        }
+#pragma omp barrier
+        own = st_burn(2.0);
+#pragma omp atomic
+        w += own;
+    }
+    w += st_burn(2.0);
+    st_expect_work(w);
+    printf("ok\n");
+    return 0;
+}
