@@ -249,6 +249,7 @@ const char *report_note_name(uint32_t note)
     case TRACE_NOTE_THREADS: return "program_threads";
     case TRACE_NOTE_ORDERED_UNCHAINED: return "ordered_unchained";
     case TRACE_NOTE_TASKWAIT_OUTER: return "taskwait_outer";
+    case TRACE_NOTE_DETACH_DEPS: return "detach_deps";
     case REPORT_NOTE_FINE_GRAINS: return "fine_grains";
     case REPORT_NOTE_SPAN_OUTLIER: return "span_outlier";
     }
@@ -301,6 +302,13 @@ void report_note_text(char *buf, size_t len, uint32_t note, uint64_t value,
                  "(before the loop or taskgroup, or in earlier chunks); the "
                  "graph joins those later, so the code after it is modeled "
                  "as parallel with them: the span may be short");
+        break;
+    case TRACE_NOTE_DETACH_DEPS:
+        snprintf(buf, len, "a task with depend items ended its code before "
+                 "its detach event was fulfilled: its dependent tasks also "
+                 "wait for the code that fulfills the event, but the graph "
+                 "has them follow the task's own code only: the span may "
+                 "be short");
         break;
     case REPORT_NOTE_FINE_GRAINS:
         snprintf(buf, len, "its tasks hold %" PRIu64 " %s of their own work "

@@ -116,7 +116,14 @@ typedef enum trace_note {
                                      * joined: the graph does not join
                                      * them there, the span may be short;
                                      * value: 1 */
-    TRACE_NOTE_MAX = 6
+    TRACE_NOTE_DETACH_DEPS = 7,     /* a task with depend items and a
+                                     * detach event ended its code before
+                                     * the event was fulfilled: its
+                                     * dependent tasks wait for the
+                                     * fulfilling code too, which the
+                                     * graph does not know; the span may
+                                     * be short; value: 1 */
+    TRACE_NOTE_MAX = 7
 } trace_note;
 
 typedef struct trace_rec {

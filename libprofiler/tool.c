@@ -246,6 +246,7 @@ typedef struct tctx {
     struct tctx *next_root;  /* extra roots: the open ones (roots_lock) */
     void *rt_task;           /* the runtime's kmp_task_t (interpose.c) */
     int untied;              /* may move between threads */
+    int has_deps;            /* created with depend items */
     struct tctx *sched_prior; /* explicit: the task it interrupted on the
                               * thread running it, resumed when it ends */
     /* node.lazy: the work of its own code so far (one W-node to be),
@@ -3123,6 +3124,7 @@ static void on_task_create(ompt_data_t *enc_data, const ompt_frame_t *frame,
     }
     t->kind = CTX_EXPLICIT;
     t->untied = (flags & ompt_task_untied) != 0;
+    t->has_deps = has_deps;
     t->rt_task = ts->last_alloc;
     ts->last_alloc = NULL;
     t->path = t->base_path = c->path;
@@ -3506,6 +3508,11 @@ static void on_task_schedule(ompt_data_t *prior_data,
     /* the task the runtime returns to when the next one's part ends */
     tctx *below = ended ? p->sched_prior : p;
     if (ended) {
+        /* Its completion waits for its event, fulfilled later by other
+         * code, which its dependent tasks therefore follow too: the graph
+         * has them follow its code only. */
+        if (status == ompt_task_detach && p->has_deps)
+            note_once(ts, p->base_loc, TRACE_NOTE_DETACH_DEPS);
         if (p->helper) /* the runtime's, not a grain: no time */
             p->node.t0 = 0;
         end_frames(ts, p);

@@ -141,6 +141,19 @@ else
   ko "FAIL: tw_in_chunk: the taskwait at shapes.c:$first is not noted alone ($(grep -c taskwait_outer "$out/run.json" "$work"/nowait_tasks-*/run.json | tr '\n' ' '))"
 fi
 
+# A detached task whose dependent task waits for the event's fulfilment
+# (the graph has it wait for the task's code only): noted on the task.
+out="$work/detach_deps"; rm -rf "$out"
+OMP_NUM_THREADS=2 "$whatif" run -q --mode both -o "$out" -- "$work/shapes" detach_deps >/dev/null 2>"$out.err"
+line=$(grep -n 'pragma omp task detach(ev) depend' "$here/e2e/shapes.c" | cut -d: -f1)
+if grep -q "shapes.c:$line (task): a task with depend items ended its code before" "$out.err" &&
+   [ "$(sqlite3 "$out/profile.db" "SELECT count(*) FROM note WHERE note = 'detach_deps'")" = 1 ] &&
+   cmp -s "$out/profile.csv" "$out/online/profile.csv"; then
+  ok
+else
+  ko "FAIL: detach_deps: no detach_deps note at shapes.c:$line ($(grep -v '^whatif-' "$out.err" | head -2))"
+fi
+
 # The loop inside a serialized nested region is a lower bound: noted.
 out="$work/inner"
 OMP_NUM_THREADS=2 "$whatif" run -q -o "$out" -- "$work/shapes" inner_serial >/dev/null 2>"$out.err"

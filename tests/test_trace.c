@@ -1917,7 +1917,7 @@ static void test_payload_errors(void)
         {"0f0000640600000000", 39, "0 sampled lines, must be 1..65536"},
         {"0f00006406000002070107", 39, "record runs past the end of its block"},
         {"08000000", 34, "note 0 unknown"},
-        {"08000700", 34, "note 7 unknown"},
+        {"08000800", 34, "note 8 unknown"},
         {"080001", 35, "record runs past the end of its block"},
         {"02020064060002", 38, "work flags 0x2 unknown"},
         {"020200640600", 38, "record runs past the end of its block"},

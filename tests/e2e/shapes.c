@@ -43,6 +43,8 @@
  *                   (an empty taskgroup) but create no task, then a
  *                   taskwait and code of the thread's own: that code does
  *                   not wait for the chunks
+ *   detach_deps     a detached task with a dependent task, its event
+ *                   fulfilled after its code ended: noted
  *   tw_in_chunk     a task created before a loop whose chunks each create
  *                   a task and wait for it: the taskwait waits for the
  *                   first task too, which the graph cannot join there
@@ -629,6 +631,32 @@ static uint64_t dir_nowait_tw(void)
     return span;
 }
 
+static void detach_deps(void)
+{
+    int x = 0;
+    _Atomic int a_done = 0;
+#pragma omp parallel num_threads(2)
+#pragma omp single
+    {
+        omp_event_handle_t ev;
+#pragma omp task detach(ev) depend(out : x) shared(a_done)
+        {
+            add_work(st_burn(1.0));
+            atomic_store(&a_done, 1);
+        }
+#pragma omp task depend(in : x) shared(x)
+        {
+            add_work(st_burn(1.0));
+            x++;
+        }
+        while (!atomic_load(&a_done)) {
+#pragma omp taskyield
+        }
+        add_work(st_burn(2.0));
+        omp_fulfill_event(ev);
+    }
+}
+
 static void tw_in_chunk(void)
 {
 #pragma omp parallel
@@ -743,6 +771,8 @@ int main(int argc, char **argv)
         span = 0, tw_tail();
     else if (!strcmp(c, "dir_nowait_tw"))
         span = dir_nowait_tw();
+    else if (!strcmp(c, "detach_deps"))
+        span = 0, detach_deps();
     else if (!strcmp(c, "tw_in_chunk"))
         span = 0, tw_in_chunk();
     else if (!strcmp(c, "nowait_tasks"))
