@@ -175,6 +175,31 @@ EXPORT int32_t __kmpc_omp_task_with_deps(void *loc, int32_t gtid, void *task,
             tool_api_returns();                                             \
     }
 
+/* A hard pause shuts the runtime down, the tools interface included: the
+ * profile can only cover the program up to it, and says so. */
+#define OMP_PAUSE_HARD 2 /* omp_pause_resource_t's omp_pause_hard */
+typedef int (*pause_all_fn)(int);
+EXPORT int omp_pause_resource_all(int kind)
+{
+    REAL(pause_all_fn, omp_pause_resource_all)
+    if (!real)
+        return -1;
+    if (kind == OMP_PAUSE_HARD)
+        tool_hard_pause();
+    return real(kind);
+}
+
+typedef int (*pause_fn)(int, int);
+EXPORT int omp_pause_resource(int kind, int device)
+{
+    REAL(pause_fn, omp_pause_resource)
+    if (!real)
+        return -1;
+    if (kind == OMP_PAUSE_HARD)
+        tool_hard_pause();
+    return real(kind, device);
+}
+
 API_GET(omp_get_max_threads)
 API_GET(omp_get_num_procs)
 API_GET(omp_get_thread_limit)

@@ -3872,9 +3872,28 @@ static void finish(void)
     stream_flush_all();
 }
 
+static atomic_int hard_paused; /* tool_hard_pause() */
+
+void tool_hard_pause(void)
+{
+    atomic_store(&hard_paused, 1);
+}
+
 static void on_finalize(ompt_data_t *tool_data)
 {
     (void)tool_data;
+    tstate *ts = self;
+    if (atomic_load(&hard_paused) && !finalized && !forked_child && ts) {
+        static const char why[] =
+            "no: the program paused the OpenMP runtime hard "
+            "(omp_pause_resource_all or omp_pause_resource with "
+            "omp_pause_hard), which ends the runtime's tools interface: "
+            "the profile covers the program up to that call";
+        fprintf(stderr, "whatif: warning: %s\n", why + 4);
+        stream_meta(&ts->st, "complete", why);
+        if (mode_online)
+            online_meta("complete", why);
+    }
     finish();
 }
 

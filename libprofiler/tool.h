@@ -111,4 +111,9 @@ extern const char tool_fork_landing[];
 int tool_doacross_wait_begin(void);
 void tool_doacross_wait_end(void);
 
+/* The program pauses the runtime hard (omp_pause_resource[_all] with
+ * omp_pause_hard): the runtime finalizes the tools interface inside the
+ * call and sends no event after it. */
+void tool_hard_pause(void);
+
 #endif

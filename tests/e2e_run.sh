@@ -207,6 +207,20 @@ if command -v gcc >/dev/null; then
   done
 fi
 
+# 7b. a hard pause ends the runtime's tools interface: the profile says
+#     it covers the program up to the pause (it once said complete)
+clang-19 -fopenmp -g -O1 "$here/e2e/pause.c" -o pause || exit 1
+for mode in online offline; do
+  rm -rf pause-$mode
+  "$whatif" run -q --mode $mode -o pause-$mode -- ./pause >pause.out 2>pause.err
+  rc=$?
+  if [ $rc = 0 ] && [ "$(cat pause.out)" = "pause 0 1" ] &&
+     grep -q '"complete": false' pause-$mode/run.json &&
+     grep -q '"incomplete_why": "the program paused the OpenMP runtime hard' pause-$mode/run.json &&
+     grep -q '^whatif: warning: the program paused' pause.err; then ok; else
+    ko "hard pause ($mode): rc $rc '$(cat pause.out)' $(grep -v '^whatif-' pause.err | head -2)"; fi
+done
+
 # 8. settings: refused whole, before the program runs
 for f in "2," ",2" "2,,4" "1e309" "0.5" "$(printf '2,%.0s' $(seq 1 130))2"; do
   "$whatif" run -q --factors "$f" -o fac -- ./process >fac.out 2>fac.err
