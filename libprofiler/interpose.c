@@ -175,6 +175,61 @@ EXPORT int32_t __kmpc_omp_task_with_deps(void *loc, int32_t gtid, void *task,
             tool_api_returns();                                             \
     }
 
+/* A reduction(task, ...) clause on a parallel region or a worksharing
+ * construct: libomp opens and closes a taskgroup of its own inside these
+ * calls, and reports it at its own code's address.  Through the wrappers
+ * it is located at the clause's construct (the call's ident_t line). */
+static __thread int in_taskred INITIAL_EXEC;
+
+const void *tool_taskred_site(void)
+{
+    return in_taskred ? wrap_site : NULL;
+}
+
+typedef void *(*taskred_init_fn)(void *, int, int, int, void *);
+EXPORT void *__kmpc_taskred_modifier_init(void *loc, int gtid, int is_ws,
+                                          int num, void *data)
+{
+    REAL(taskred_init_fn, __kmpc_taskred_modifier_init)
+    if (!real)
+        return NULL;
+    WRAP_ENTER(loc);
+    in_taskred++;
+    void *r = real(loc, gtid, is_ws, num, data);
+    in_taskred--;
+    WRAP_LEAVE();
+    return r;
+}
+
+EXPORT void *__kmpc_task_reduction_modifier_init(void *loc, int gtid,
+                                                 int is_ws, int num,
+                                                 void *data)
+{
+    REAL(taskred_init_fn, __kmpc_task_reduction_modifier_init)
+    if (!real)
+        return NULL;
+    WRAP_ENTER(loc);
+    in_taskred++;
+    void *r = real(loc, gtid, is_ws, num, data);
+    in_taskred--;
+    WRAP_LEAVE();
+    return r;
+}
+
+typedef void (*taskred_fini_fn)(void *, int, int);
+EXPORT void __kmpc_task_reduction_modifier_fini(void *loc, int gtid,
+                                                int is_ws)
+{
+    REAL(taskred_fini_fn, __kmpc_task_reduction_modifier_fini)
+    if (!real)
+        return;
+    WRAP_ENTER(loc);
+    in_taskred++;
+    real(loc, gtid, is_ws);
+    in_taskred--;
+    WRAP_LEAVE();
+}
+
 /* A hard pause shuts the runtime down, the tools interface included: the
  * profile can only cover the program up to it, and says so. */
 #define OMP_PAUSE_HARD 2 /* omp_pause_resource_t's omp_pause_hard */

@@ -2692,7 +2692,12 @@ static void on_sync_region(ompt_sync_region_t kind,
     }
     if (kind == ompt_sync_region_taskgroup) {
         /* libomp 19 reports a taskgroup at its start (begin) and after its
-         * wait (end): it is a container S-node of its own. */
+         * wait (end): it is a container S-node of its own.  The one of a
+         * reduction(task) clause is the runtime's own call, at its own
+         * address: it stands at the clause's construct. */
+        const void *red_site = tool_taskred_site();
+        if (red_site)
+            code = red_site;
         ev_code(ts, DIR_TASKGROUP, endpoint != ompt_scope_begin, code, NULL);
         if (endpoint == ompt_scope_begin)
             frag_close(ts);

@@ -116,4 +116,8 @@ void tool_doacross_wait_end(void);
  * call and sends no event after it. */
 void tool_hard_pause(void);
 
+/* Inside a reduction(task) clause's set-up or end, whose taskgroup the
+ * runtime opens itself: the program's call site; NULL elsewhere. */
+const void *tool_taskred_site(void);
+
 #endif

@@ -64,6 +64,7 @@ cases=(
   "testlock     - 4 1"
   "nestlock     - 4 1"
   "tgwait       - 2 1"
+  "taskred      - 4 1"
   "tgbar        - 2 1"
   "allmem       - 4 3"
   "nogroup      - 4 1"

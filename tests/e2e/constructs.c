@@ -60,6 +60,9 @@
  *   testlock      4 threads, omp_test_lock on their own lock, a unit W 4 P 1
  *   nestlock      4 threads, a nest lock taken twice, a unit  W 4   P 1
  *   tgwait        a taskgroup of 2 tasks (its wait is no work) W 2  P 1
+ *   taskred       parallel reduction(task, +): single makes 4
+ *                 in_reduction tasks of a unit (the runtime's
+ *                 own taskgroup, at the region's line)        W 4   P 1
  *   tgbar         taskgroup { omp for of 2 } in 2 threads  W 2   P 1
  *   allmem        a(out x), b(out y), c(inout: omp_all_memory),
  *                 d(in x): c after a and b, d after c       W 4   P 3
@@ -429,6 +432,21 @@ static int run(const char *c)
             omp_unset_nest_lock(&l);
         }
         omp_destroy_nest_lock(&l);
+    } else if (!strcmp(c, "taskred")) {
+        long sum = 0;
+#pragma omp parallel reduction(task, + : sum)
+        {
+#pragma omp single
+            for (int i = 0; i < 4; i++) {
+#pragma omp task in_reduction(+ : sum)
+                {
+                    unit();
+                    sum += i;
+                }
+            }
+        }
+        if (sum != 6)
+            return 1;
     } else if (!strcmp(c, "tgwait")) {
 #pragma omp parallel num_threads(2)
 #pragma omp single
