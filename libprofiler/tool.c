@@ -1477,6 +1477,39 @@ static void end_chunk(tstate *ts, tctx *c)
 
 static void note_once(tstate *ts, uint32_t loc, uint32_t note);
 
+static int begin_chunk_node(tstate *ts, tctx *c);
+
+/* A taskwait inside a loop chunk or a section also waits for the tasks
+ * its task created before (before the loop, or in its earlier chunks),
+ * which the scope holding the chunk collects.  The chunk's node ends
+ * there, that scope with it, and the chunk goes on in a node of its own
+ * after them.  Only where that scope is the one level holding such tasks;
+ * returns 0 when it did not split. */
+static int taskwait_splits_chunk(tstate *ts, tctx *c, uint32_t loc)
+{
+    frame *f = top(c);
+    if (!f->is_chunk || f->is_piece)
+        return 0;
+    int below_open = c->nfr >= 2 ? c->fr[c->nfr - 2].has_scope
+                                 : c->has_scope;
+    int below_unjoined = c->nfr >= 2 ? c->fr[c->nfr - 2].unjoined
+                                     : c->unjoined;
+    int deeper = c->nfr >= 2 && c->unjoined;
+    for (int i = 0; i + 2 < c->nfr; i++)
+        deeper |= c->fr[i].unjoined;
+    if (!below_open || !below_unjoined || deeper)
+        return 0;
+    end_scope(ts, c, loc);
+    end_node(ts, &f->node, OSPG_LOC_NONE);
+    c->nfr--;
+    end_scope(ts, c, loc);
+    if (begin_chunk_node(ts, c))
+        pop_loc(c); /* no node (out of memory): the loop's code ends */
+    else
+        ins(c)->t0 = mode_offline ? grain_clock() : 0;
+    return 1;
+}
+
 /* A taskwait joins the tasks of the innermost scope.  A scope that holds
  * none (only chunks whose tasks were joined, or none: the scope a chunk
  * with a critical section opened) stays open: the chunks in it are not
@@ -2676,7 +2709,7 @@ static void on_sync_region(ompt_sync_region_t kind,
         if (endpoint == ompt_scope_begin) {
             frag_close_held(ts);
             uint32_t loc = construct_loc(ts, c, code, ident, DIR_TASKWAIT);
-            if (c->nfr)
+            if (c->nfr && !taskwait_splits_chunk(ts, c, loc))
                 note_outer_tasks(ts, c, loc);
             taskwait_scope(ts, c, loc);
             held_release(ts);
@@ -3116,7 +3149,7 @@ static void on_task_create(ompt_data_t *enc_data, const ompt_frame_t *frame,
         /* taskwait with depend: modeled as a full taskwait; the task
          * waits until the taskwait_complete schedule event. */
         uint32_t loc = construct_loc(ts, c, code, NULL, DIR_TASKWAIT);
-        if (c->nfr)
+        if (c->nfr && !taskwait_splits_chunk(ts, c, loc))
             note_outer_tasks(ts, c, loc);
         taskwait_scope(ts, c, loc);
         c->waiting = 1;

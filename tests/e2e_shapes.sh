@@ -35,6 +35,7 @@ cases=(
   "tasks_loop     - 1"
   "loop_tasks_loop - 1"
   "dir_nowait_tw  - 1"
+  "pretask_tw     - 2"
 )
 # Untied tasks: the events name the task a thread runs, so the tool asks
 # the runtime only where a part ended with no event (rare): at most one
@@ -124,21 +125,21 @@ if grep -q "^[^,]*shapes.c:$inner,parallel,160," "$out/profile.csv" &&
   ko "FAIL: nest_wide: the inner region is not located at shapes.c:$inner ($(cut -d, -f1-3 "$out/profile.csv" | tr '\n' ' '))"
 fi
 
-# A taskwait in a chunk that also waits for a task created before the
-# loop is noted (the graph cannot join that task there); one that waits
-# for its own chunk's task only, and the taskwaits after nowait loops of
-# nowait_tasks, are not.
-out="$work/tw_in_chunk"; rm -rf "$out"
-OMP_NUM_THREADS=2 "$whatif" run -q -o "$out" -- "$work/shapes" tw_in_chunk >/dev/null 2>"$out.err"
-lines=$(awk '/^static void tw_in_chunk/ { f = 1 } f && /pragma omp taskwait/ { print NR } /^}/ { f = 0 }' "$here/e2e/shapes.c")
+# A taskwait in a taskgroup that also waits for a task created before it
+# is noted (the graph cannot join that task there); one in a chunk that
+# waits for its own chunk's task only, and the taskwaits after nowait
+# loops of nowait_tasks and in pretask_tw's chunks, are not.
+out="$work/tw_outer"; rm -rf "$out"
+OMP_NUM_THREADS=2 "$whatif" run -q -o "$out" -- "$work/shapes" tw_outer >/dev/null 2>"$out.err"
+lines=$(awk '/^static void tw_outer/ { f = 1 } f && /pragma omp taskwait/ { print NR } /^}/ { f = 0 }' "$here/e2e/shapes.c")
 first=$(head -1 <<<"$lines"); second=$(tail -1 <<<"$lines")
 if grep -q "shapes.c:$first (taskwait): a taskwait inside a loop chunk" "$out.err" &&
    [ "$(sqlite3 "$out/profile.db" "SELECT count(*) FROM note WHERE note = 'taskwait_outer'")" = 1 ] &&
    ! grep -q "shapes.c:$second (taskwait)" "$out.err" &&
-   ! grep -q taskwait_outer "$work"/nowait_tasks-*/run.json; then
+   ! grep -q taskwait_outer "$work"/nowait_tasks-*/run.json "$work"/pretask_tw-*/run.json; then
   ok
 else
-  ko "FAIL: tw_in_chunk: the taskwait at shapes.c:$first is not noted alone ($(grep -c taskwait_outer "$out/run.json" "$work"/nowait_tasks-*/run.json | tr '\n' ' '))"
+  ko "FAIL: tw_outer: the taskwait at shapes.c:$first is not noted alone ($(grep -c taskwait_outer "$out/run.json" "$work"/nowait_tasks-*/run.json | tr '\n' ' '))"
 fi
 
 # A detached task whose dependent task waits for the event's fulfilment

@@ -45,11 +45,14 @@
  *                   not wait for the chunks
  *   detach_deps     a detached task with a dependent task, its event
  *                   fulfilled after its code ended: noted
- *   tw_in_chunk     a task created before a loop whose chunks each create
- *                   a task and wait for it: the taskwait waits for the
- *                   first task too, which the graph cannot join there
- *                   (noted); then a loop whose chunks each wait for their
- *                   own task only (no note)
+ *   pretask_tw      rounds of: each thread creates a task, then a static
+ *                   nowait loop of one iteration per thread whose
+ *                   iteration waits (taskwait) and burns: it waits for the
+ *                   task its thread created before the loop
+ *   tw_outer        a task created before a taskgroup inside which a
+ *                   taskwait waits for it too, which the graph cannot join
+ *                   there (noted); then a loop whose chunks each wait for
+ *                   their own task only (no note)
  *   pthreads        3 threads of the program's own each run a loop
  *   pthreads10      10 threads of the program's own each run a region
  *   inner_serial    a dynamic loop in a nested region that runs serialized
@@ -657,22 +660,52 @@ static void detach_deps(void)
     }
 }
 
-static void tw_in_chunk(void)
+static uint64_t pretask_tw(void)
+{
+    int team = 1;
+    memset(nw_post, 0, sizeof(nw_post));
+    memset(nw_task, 0, sizeof(nw_task));
+#pragma omp parallel
+    {
+        int me = omp_get_thread_num();
+#pragma omp single nowait
+        team = omp_get_num_threads();
+        for (int r = 0; r < 2; r++) {
+            nw_spawn(r, me, 4.0 + me % 2);
+#pragma omp for schedule(static) nowait
+            for (int i = 0; i < omp_get_num_threads(); i++) {
+#pragma omp taskwait
+                nw_post[r][me] = st_burn(2.0);
+                add_work(nw_post[r][me]);
+            }
+#pragma omp barrier
+        }
+    }
+    uint64_t span = 0;
+    for (int r = 0; r < 2; r++) {
+        uint64_t most = 0;
+        for (int t = 0; t < team && t < NW_THREADS; t++)
+            most = st_max(most, atomic_load(&nw_task[r][t]) + nw_post[r][t]);
+        span += most;
+    }
+    return span;
+}
+
+static void tw_outer(void)
 {
 #pragma omp parallel
     {
-#pragma omp single nowait
+#pragma omp single
         {
 #pragma omp task
             add_work(st_burn(4.0));
-        }
-        /* static: the thread that created that task runs chunks too */
-#pragma omp for schedule(static)
-        for (int i = 0; i < 8; i++) {
+#pragma omp taskgroup
+            {
 #pragma omp task
-            add_work(st_burn(0.5));
+                add_work(st_burn(0.5));
 #pragma omp taskwait
-            add_work(st_burn(0.5));
+                add_work(st_burn(0.5));
+            }
         }
 #pragma omp for schedule(dynamic, 1) nowait
         for (int i = 0; i < 8; i++) {
@@ -773,8 +806,10 @@ int main(int argc, char **argv)
         span = dir_nowait_tw();
     else if (!strcmp(c, "detach_deps"))
         span = 0, detach_deps();
-    else if (!strcmp(c, "tw_in_chunk"))
-        span = 0, tw_in_chunk();
+    else if (!strcmp(c, "pretask_tw"))
+        span = pretask_tw();
+    else if (!strcmp(c, "tw_outer"))
+        span = 0, tw_outer();
     else if (!strcmp(c, "nowait_tasks"))
         span = nowait_tasks();
     else if (!strcmp(c, "tasks_loop"))
