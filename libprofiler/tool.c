@@ -118,10 +118,13 @@ typedef struct region {
     uint32_t chain;          /* its calling context, its threads' too */
     const void *code;        /* its call site (contexts of its threads) */
     struct tctx *parent;     /* the encountering task */
-    /* The phase in which each thread (by index) began its last share: a
-     * thread that cancellation took past a barrier begins none in the
-     * phases after it, and the region's end stands an empty one in. */
-    _Atomic uint64_t *share_phase;
+    /* By thread index, the phase (+ 1; 0: none) of the last share it
+     * claimed (under the lock) and of the last it began.  With
+     * cancellation a barrier lets threads out before all have left the
+     * one before: a thread can still be claiming or beginning its share
+     * of a phase another thread ends, or have left for the region's end
+     * and begin no share in the phases after (unclaimed_shares). */
+    _Atomic uint64_t *share_phase, *share_begun;
     unsigned share_cap;
 } region;
 
@@ -2303,10 +2306,11 @@ static void on_parallel_begin(ompt_data_t *enc_data, const ompt_frame_t *frame,
     if (!r)
         return;
     r->share_cap = requested < SHARES_MAX ? requested : SHARES_MAX;
-    r->share_phase = calloc(r->share_cap ? r->share_cap : 1,
+    r->share_phase = calloc(2 * (size_t)(r->share_cap ? r->share_cap : 1),
                             sizeof(*r->share_phase));
     if (!r->share_phase)
         r->share_cap = 0;
+    r->share_begun = r->share_phase + r->share_cap;
     r->uid = atomic_fetch_add(&region_uid, 1) + 1;
     r->chain = context_of(ts, c, code, ident);
     r->code = code;
@@ -2323,22 +2327,25 @@ static void on_parallel_begin(ompt_data_t *enc_data, const ompt_frame_t *frame,
     parallel_data->ptr = r;
 }
 
-/* The shares of the region's last phase that threads never began: with
+/* A share of phase that thread i never claims: an empty one stands in,
+ * so that the phase has all its children. */
+static void fill_share(tstate *ts, cnode *phase, unsigned i)
+{
+    cnode share = {0};
+    begin_node(ts, &share, phase, i, OSPG_P, OSPG_LOC_NONE, 0, NULL);
+    end_node(ts, &share, OSPG_LOC_NONE);
+}
+
+/* The shares of the region's last phase that threads never claimed: with
  * cancellation, a thread can leave for the region's end while the others
  * pass a barrier (libomp's cancellable barrier, as GCC's code calls it),
- * so it begins no share in the phases after.  Each is an empty share, so
- * that the phase has all its children. */
+ * so it begins no share in the phases after. */
 static void fill_skipped_shares(tstate *ts, region *r)
 {
     unsigned team = atomic_load(&r->team);
-    for (unsigned i = 0; i < team && i < r->share_cap; i++) {
-        if (atomic_load(&r->share_phase[i]) == r->phase_no)
-            continue;
-        cnode share = {0};
-        begin_node(ts, &share, &r->phase, i, OSPG_P, OSPG_LOC_NONE, 0,
-                   NULL);
-        end_node(ts, &share, OSPG_LOC_NONE);
-    }
+    for (unsigned i = 0; i < team && i < r->share_cap; i++)
+        if (atomic_load(&r->share_phase[i]) != r->phase_no + 1)
+            fill_share(ts, &r->phase, i);
 }
 
 static void on_parallel_end(ompt_data_t *parallel_data, ompt_data_t *enc_data,
@@ -2504,9 +2511,13 @@ static void on_implicit_task(ompt_scope_endpoint_t endpoint,
         spin_acquire(&r->lock);
         c->phase_no = r->phase_no;
         cnode phase = r->phase;
+        if (index < r->share_cap)
+            atomic_store(&r->share_phase[index], c->phase_no + 1);
         spin_release(&r->lock);
         begin_node(ts, &c->node, &phase, index, OSPG_P, OSPG_LOC_NONE, 0,
                    NULL);
+        if (index < r->share_cap)
+            atomic_store(&r->share_begun[index], c->phase_no + 1);
         c->share_open = 1;
         task_data->ptr = c;
         ts->ctx = c;
@@ -2595,17 +2606,67 @@ static void barrier_ran_task(const tctx *below)
         atomic_store_explicit(&r->bar_task_phase, mark, memory_order_relaxed);
 }
 
+/* The first thread out of a barrier ends the phase before it, which
+ * needs every share of the phase begun.  Without cancellation all are:
+ * every thread began its share before it reached this barrier.  A
+ * cancelled barrier lets a thread out early: a thread still leaving the
+ * barrier before may have claimed its share of the phase and not begun
+ * it yet (waited for), or not claimed it (it will claim the next phase's
+ * instead: an empty share stands in).  Called under the region's lock;
+ * returns the threads to fill, in *fill (malloc'd; NULL: none). */
+static unsigned unclaimed_shares(region *r, uint64_t ended_no,
+                                 unsigned **fill)
+{
+    unsigned n = 0, cap = 0, team = atomic_load(&r->team);
+    *fill = NULL;
+    for (unsigned i = 0; i < team && i < r->share_cap; i++) {
+        if (atomic_load(&r->share_phase[i]) == ended_no + 1)
+            continue;
+        if (n == cap) {
+            unsigned *f = realloc(*fill, (cap ? 2 * cap : 8) * sizeof(*f));
+            if (!f)
+                break; /* its phase stays incomplete */
+            *fill = f;
+            cap = cap ? 2 * cap : 8;
+        }
+        (*fill)[n++] = i;
+    }
+    return n;
+}
+
+/* Waits until every thread that claimed a share of the phase ended_no
+ * (all but fill's) has begun it. */
+static void await_shares(region *r, uint64_t ended_no, const unsigned *fill,
+                         unsigned nfill)
+{
+    unsigned team = atomic_load(&r->team), k = 0;
+    for (unsigned i = 0; i < team && i < r->share_cap; i++) {
+        if (k < nfill && fill[k] == i) {
+            k++;
+            continue;
+        }
+        for (unsigned spins = 0;
+             atomic_load(&r->share_begun[i]) < ended_no + 1; spins++)
+            if (spins > 64)
+                sched_yield();
+    }
+}
+
 static void barrier_leave(tstate *ts, tctx *c)
 {
     region *r = c->region;
     cnode ended = {0};
-    uint64_t phase_idx = 0;
+    uint64_t phase_idx = 0, ended_no = 0;
+    unsigned *fill = NULL, nfill = 0;
     ordloop *ols = NULL;
     spin_acquire(&r->lock);
     int first = r->phase_no == c->phase_no;
     if (first) {
-        /* First thread out: every thread has begun its share, and the
-         * pieces of the phase's ordered loops. */
+        /* First thread out: every thread has begun its share (or claimed
+         * it, or will claim none: unclaimed_shares), and the pieces of
+         * the phase's ordered loops. */
+        ended_no = r->phase_no;
+        nfill = unclaimed_shares(r, ended_no, &fill);
         ended = r->phase;
         ended.nkids = r->team + r->phase_extra;
         ols = r->ordloops;
@@ -2622,20 +2683,26 @@ static void barrier_leave(tstate *ts, tctx *c)
     }
     c->phase_no = r->phase_no;
     cnode phase = r->phase;
-    spin_release(&r->lock);
     if (c->index < r->share_cap)
-        atomic_store(&r->share_phase[c->index], c->phase_no);
+        atomic_store(&r->share_phase[c->index], c->phase_no + 1);
+    spin_release(&r->lock);
     c->share_work = 0;
     /* The trace's record is written outside the lock (a stream names
      * the new phase before its BEGIN only as the analyzer allows). */
     if (first) {
         close_ordloops(ts, ols);
+        await_shares(r, ended_no, fill, nfill);
+        for (unsigned k = 0; k < nfill; k++)
+            fill_share(ts, &ended, fill[k]);
+        free(fill);
         end_node(ts, &ended, OSPG_LOC_NONE);
         record_begin_as(ts, &phase, &r->par, phase_idx, OSPG_S,
                         OSPG_LOC_NONE, 0, NULL, NULL, 0, 0);
     }
     begin_node(ts, &c->node, &phase, c->index, OSPG_P, OSPG_LOC_NONE, 0,
                NULL);
+    if (c->index < r->share_cap)
+        atomic_store(&r->share_begun[c->index], c->phase_no + 1);
     c->share_open = 1;
     for (int i = 0; i < c->nreopen; i++) {
         frame *f = push_frame(c);

@@ -1,7 +1,8 @@
 /* gcccancel.c - a thread cancels the parallel region before a barrier the
  * others then leave at once (GCC calls libomp's cancellable barrier):
- * the cancelled thread begins no share after that barrier.  Run with
- * OMP_CANCELLATION=true. */
+ * the cancelled thread begins no share after that barrier; then a region
+ * whose threads pass a cancelled barrier before another has left the
+ * barrier before it.  Run with OMP_CANCELLATION=true. */
 #include <omp.h>
 #include <stdio.h>
 
@@ -22,6 +23,22 @@ int main(void)
         }
 #pragma omp barrier
         own = st_burn(2.0);
+#pragma omp atomic
+        w += own;
+    }
+    /* a thread cancels between two barriers: the others may leave the
+     * second before a slow one has left the first */
+#pragma omp parallel num_threads(3)
+    {
+        uint64_t own = st_burn(1.0);
+#pragma omp atomic
+        w += own;
+#pragma omp barrier
+        if (omp_get_thread_num() == 1) {
+#pragma omp cancel parallel
+        }
+#pragma omp barrier
+        own = st_burn(1.0);
 #pragma omp atomic
         w += own;
     }
