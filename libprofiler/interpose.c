@@ -186,35 +186,24 @@ const void *tool_taskred_site(void)
     return in_taskred ? wrap_site : NULL;
 }
 
-typedef void *(*taskred_init_fn)(void *, int, int, int, void *);
-EXPORT void *__kmpc_taskred_modifier_init(void *loc, int gtid, int is_ws,
-                                          int num, void *data)
-{
-    REAL(taskred_init_fn, __kmpc_taskred_modifier_init)
-    if (!real)
-        return NULL;
-    WRAP_ENTER(loc);
-    in_taskred++;
-    void *r = real(loc, gtid, is_ws, num, data);
-    in_taskred--;
-    WRAP_LEAVE();
-    return r;
-}
+/* libomp's two layouts of reduction data (clang 19 uses the first) */
+#define TASKRED_INIT(name)                                                  \
+    typedef void *(*name##_fn)(void *, int, int, int, void *);              \
+    EXPORT void *name(void *loc, int gtid, int is_ws, int num, void *data)  \
+    {                                                                       \
+        REAL(name##_fn, name)                                               \
+        if (!real)                                                          \
+            return NULL;                                                    \
+        WRAP_ENTER(loc);                                                    \
+        in_taskred++;                                                       \
+        void *r = real(loc, gtid, is_ws, num, data);                        \
+        in_taskred--;                                                       \
+        WRAP_LEAVE();                                                       \
+        return r;                                                           \
+    }
 
-EXPORT void *__kmpc_task_reduction_modifier_init(void *loc, int gtid,
-                                                 int is_ws, int num,
-                                                 void *data)
-{
-    REAL(taskred_init_fn, __kmpc_task_reduction_modifier_init)
-    if (!real)
-        return NULL;
-    WRAP_ENTER(loc);
-    in_taskred++;
-    void *r = real(loc, gtid, is_ws, num, data);
-    in_taskred--;
-    WRAP_LEAVE();
-    return r;
-}
+TASKRED_INIT(__kmpc_taskred_modifier_init)
+TASKRED_INIT(__kmpc_task_reduction_modifier_init)
 
 typedef void (*taskred_fini_fn)(void *, int, int);
 EXPORT void __kmpc_task_reduction_modifier_fini(void *loc, int gtid,
