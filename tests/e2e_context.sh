@@ -28,7 +28,7 @@ given() { sed -n "s/^whatif-ctx $2 //p" "$1.err"; }
 near() { awk -v g="${1:-0}" -v w="$2" 'BEGIN { d = g - w; if (d < 0) d = -d; exit !(g > 0 && d <= w * 0.02 + 500000) }'; }
 for c in 0 1 2; do
   rm -rf "c$c"
-  if ! OMP_NUM_THREADS=2 "$whatif" run --mode both --context $c -o "c$c" -- ./context >/dev/null 2>"c$c.err"; then
+  if ! OMP_NUM_THREADS=2 "$whatif" run --metric cputime --mode both --context $c -o "c$c" -- ./context >/dev/null 2>"c$c.err"; then
     ko "--context $c: whatif run failed: $(head -2 "c$c.err")"; continue
   fi
   if cmp -s "c$c/profile.csv" "c$c/online/profile.csv"; then ok; else
@@ -70,8 +70,8 @@ clang-19 -fopenmp -g -O2 -fno-optimize-sibling-calls -I"$here/e2e" "$src" -o con
 objdump -d context > context.dis # (grep -q on a pipe may end objdump early: SIGPIPE)
 if ! grep -q "jmp.*__kmpc_omp_taskwait" context.dis; then
   ko "the test's premise: no tail call to __kmpc_omp_taskwait at -O2"; fi
-OMP_NUM_THREADS=2 "$whatif" run -q --no-report --context 3 -o t3 -- ./context >/dev/null 2>&1
-OMP_NUM_THREADS=2 "$whatif" run -q --no-report --context 3 -o n3 -- ./context_nt >/dev/null 2>&1
+OMP_NUM_THREADS=2 "$whatif" run --metric cputime -q --no-report --context 3 -o t3 -- ./context >/dev/null 2>&1
+OMP_NUM_THREADS=2 "$whatif" run --metric cputime -q --no-report --context 3 -o n3 -- ./context_nt >/dev/null 2>&1
 tw() { awk -F, '$2 == "taskwait" { print $1, $3 }' "$1/profile.csv" | sort; }
 if [ -n "$(tw t3)" ] && [ "$(tw t3)" = "$(tw n3)" ]; then ok; else
   ko "tail-called taskwait: paths $(tw t3 | tr '\n' ';') against $(tw n3 | tr '\n' ';')"; fi
@@ -80,7 +80,7 @@ if ! cut -d, -f1 c2/profile.csv t3/profile.csv | grep -q '\(^\|[ /]\)\./\|//\|/\
   ko "unnormalized paths: $(cut -d, -f1 c2/profile.csv | grep '\./\|//' | head -2)"; fi
 # bad depths: refused by whatif run; by the tool, the program runs unprofiled
 for bad in 17 -1 x ""; do
-  "$whatif" run -o bad --context "$bad" -- ./context >/dev/null 2>bad.err
+  "$whatif" run --metric cputime -o bad --context "$bad" -- ./context >/dev/null 2>bad.err
   if [ $? -eq 2 ] && grep -q -- "--context" bad.err; then ok; else ko "--context '$bad' accepted"; fi
 done
 lib="$(dirname "$whatif")/../lib/libwhatif.so"

@@ -47,7 +47,7 @@ print(a)"; }
 for T in 2 3; do
   # one by one
   n=11 want=$((2 * $(fibn 12) - 2))
-  OMP_NUM_THREADS=$T "$whatif" run -q --no-report --mode offline -o f$T -- ./fib $n 2 >/dev/null 2>&1
+  OMP_NUM_THREADS=$T "$whatif" run --metric cputime -q --no-report --mode offline -o f$T -- ./fib $n 2 >/dev/null 2>&1
   "$whatif" grains -q f$T 2>g.err || ko "T=$T grains failed: $(cat g.err)"
   got=$(($(wc -l < f$T/grains.csv) - 1))
   [ "$got" -eq "$want" ] && ok || ko "T=$T fib($n): $got grains, expected $want"
@@ -104,7 +104,7 @@ PY
   "$whatif" grains -q --full --full-max 100 -o fb$T f$T >/dev/null 2>g.err
   [ $? -eq 1 ] && grep -q "more than --full-max 100" g.err && ok || ko "T=$T --full over the limit: $(cat g.err)"
   # loops
-  OMP_NUM_THREADS=$T "$whatif" run -q --no-report --mode offline -o l$T -- ./loops >/dev/null 2>l.err
+  OMP_NUM_THREADS=$T "$whatif" run --metric cputime -q --no-report --mode offline -o l$T -- ./loops >/dev/null 2>l.err
   "$whatif" grains -q l$T 2>g.err || ko "T=$T loops: $(cat g.err)"
   src=grainloops.c
   dyn=$(awk -F, -v l="$src:$(grep -n 'pragma omp parallel for schedule(dynamic' "$root/tests/e2e/$src" | cut -d: -f1)" 'index($2, l) { print $4 }' l$T/instances.csv)
@@ -157,7 +157,7 @@ if [ -n "$browser" ]; then
 fi
 # burdened: a chain of 200 nested tasks, every one on the critical path
 clang-19 -fopenmp -g -O2 -I"$root/tests/e2e" "$root/tests/e2e/taskchain.c" -o chain || exit 1
-OMP_NUM_THREADS=2 "$whatif" run -q --no-report --mode offline -o c -- ./chain 200 >/dev/null 2>&1
+OMP_NUM_THREADS=2 "$whatif" run --metric cputime -q --no-report --mode offline -o c -- ./chain 200 >/dev/null 2>&1
 num() { sed -n "s/^  \"$1\": \([0-9.]*\),*$/\1/p" c/run.json; }
 span=$(awk -F, 'NR == 2 { print $5 }' c/profile.csv)
 cost=$(num task_create_cost) bspan=$(num burdened_span)
@@ -168,20 +168,20 @@ wspan=$(awk -F, '$1 == "burdened" && $3 == "program" { print $6 }' c/whatif.csv)
 # critical path; barriers that waited for tasks measure nothing
 clang-19 -fopenmp -g -O2 -I"$root/tests/e2e" "$root/tests/e2e/barriers.c" -o barriers || exit 1
 for T in 2 3; do
-  OMP_NUM_THREADS=$T "$whatif" run -q --no-report --mode offline -o b$T -- ./barriers plain 40 >/dev/null 2>&1
+  OMP_NUM_THREADS=$T "$whatif" run --metric cputime -q --no-report --mode offline -o b$T -- ./barriers plain 40 >/dev/null 2>&1
   span=$(awk -F, 'NR == 2 { print $5 }' b$T/profile.csv)
   bcost=$(sed -n 's/^  "barrier_cost": \([0-9]*\),*$/\1/p' b$T/run.json)
   bspan=$(sed -n 's/^  "burdened_span": \([0-9]*\),*$/\1/p' b$T/run.json)
   [ -n "$bcost" ] && [ "$bcost" -gt 0 ] && [ "$bspan" = "$((span + 41 * bcost))" ] && ok \
     || ko "T=$T barriers: burdened span '$bspan', expected span $span + 41 x barrier_cost '$bcost'"
-  OMP_NUM_THREADS=$T "$whatif" run -q --no-report --mode offline -o bt$T -- ./barriers tasks 40 >/dev/null 2>&1
+  OMP_NUM_THREADS=$T "$whatif" run --metric cputime -q --no-report --mode offline -o bt$T -- ./barriers tasks 40 >/dev/null 2>&1
   [ -s bt$T/run.json ] && ! grep -q '"barrier_cost"' bt$T/run.json && ok \
     || ko "T=$T barriers with tasks inside: $(grep barrier_cost bt$T/run.json || echo no run.json)"
 done
 # waits: a task waiting at its taskwait for a child on the other thread is
 # not running; its waits are the ones the program timed itself
 clang-19 -fopenmp -g -O2 -I"$root/tests/e2e" "$root/tests/e2e/waiting.c" -o waiting || exit 1
-OMP_NUM_THREADS=2 "$whatif" run -q --no-report --mode offline -o w -- ./waiting 10 >/dev/null 2>w.err
+OMP_NUM_THREADS=2 "$whatif" run --metric cputime -q --no-report --mode offline -o w -- ./waiting 10 >/dev/null 2>w.err
 "$whatif" grains -q w 2>g.err || ko "waiting grains: $(cat g.err)"
 bad=$("$whatif" dump w/trace 2>/dev/null | python3 -c '
 import re, sys
@@ -202,7 +202,7 @@ if awk -F, -v c="$cost" 'NR > 1 { n++; d[$5]++; if ($11 == "" || ($11 - $7 / c) 
     END { for (k = 1; k <= 200; k++) if (d[k] != 1) bad = 1; exit !(n == 200 && !bad) }' c/grains.csv; then ok; else
   ko "chain grains: not one per depth 1..200, or a parallel benefit other than work / $cost"; fi
 # errors
-OMP_NUM_THREADS=2 "$whatif" run -q --no-report --mode online -o on -- ./loops >/dev/null 2>&1
+OMP_NUM_THREADS=2 "$whatif" run --metric cputime -q --no-report --mode online -o on -- ./loops >/dev/null 2>&1
 "$whatif" grains on >/dev/null 2>err.txt; rc=$?
 [ $rc -eq 1 ] && grep -q "offline run" err.txt && ok || ko "an online run: rc $rc $(cat err.txt)"
 "$whatif" grains --full-max x f2 >/dev/null 2>&1; [ $? -eq 2 ] && ok || ko "--full-max x accepted"

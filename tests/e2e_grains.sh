@@ -30,7 +30,7 @@ for T in 2 4; do
   for c in fib empty coarse loops outlier; do
     out="$c-$T"; rm -rf "$out"
     args=$c; [ $c = fib ] && args="fib 18"
-    if ! OMP_NUM_THREADS=$T "$whatif" run --mode both -o "$out" -- ./grains $args >/dev/null 2>"$out.err"; then
+    if ! OMP_NUM_THREADS=$T "$whatif" run --metric cputime --mode both -o "$out" -- ./grains $args >/dev/null 2>"$out.err"; then
       ko "$c T=$T: whatif run failed: $(head -2 "$out.err")"; continue
     fi
     if cmp -s "$out/profile.csv" "$out/online/profile.csv"; then ok; else

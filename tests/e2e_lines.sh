@@ -20,7 +20,7 @@ ok() { pass=$((pass + 1)); }
 ko() { echo "FAIL: $1"; fail=$((fail + 1)); }
 within() { awk -v g="$1" -v w="$2" -v t="$3" 'BEGIN { exit !(g != "" && w > 0 && g >= w * (1 - t) && g <= w * (1 + t)) }'; }
 
-OMP_NUM_THREADS=2 "$whatif" run --mode both -o both -- ./hotspot >/dev/null 2>both.err
+OMP_NUM_THREADS=2 "$whatif" run --metric cputime --mode both -o both -- ./hotspot >/dev/null 2>both.err
 hot=$(sed -n 's/^whatif-hot ns=//p' both.err)
 cold=$(sed -n 's/^whatif-cold ns=//p' both.err)
 for dir in both both/online; do
@@ -46,20 +46,20 @@ if [ "$(sqlite3 both/profile.db "SELECT function FROM critical_line LIMIT 1")" =
 # lines are no directives: profile.csv holds none of them
 if ! grep -q ',line' both/profile.csv; then ok; else ko "a line row in profile.csv"; fi
 
-OMP_NUM_THREADS=2 "$whatif" run -q --no-sample -o nosample -- ./hotspot >/dev/null 2>&1
+OMP_NUM_THREADS=2 "$whatif" run --metric cputime -q --no-sample -o nosample -- ./hotspot >/dev/null 2>&1
 if [ -s nosample/profile.csv ] && [ ! -e nosample/critical_lines.csv ]; then ok; else
   ko "--no-sample: $(ls nosample)"; fi
-"$whatif" run -q --sample-rate 0 -o bad -- ./hotspot >/dev/null 2>bad.err
+"$whatif" run --metric cputime -q --sample-rate 0 -o bad -- ./hotspot >/dev/null 2>bad.err
 rc=$?
 if [ $rc -eq 2 ] && grep -q "sample-rate 0: use 1 to 100000" bad.err; then ok; else
   ko "--sample-rate 0: rc $rc, $(cat bad.err)"; fi
 # more threads than cores: sampling off by default, and said; asked for,
 # on
 over=$(($(nproc) + 1))
-OMP_NUM_THREADS=$over "$whatif" run --no-report -o over -- ./hotspot >/dev/null 2>over.err
+OMP_NUM_THREADS=$over "$whatif" run --metric cputime --no-report -o over -- ./hotspot >/dev/null 2>over.err
 if grep -q "sampling off: $over threads on $(nproc) cores" over.err && grep -q '"sample_note"' over/run.json &&
    [ ! -e over/critical_lines.csv ]; then ok; else ko "oversubscribed: $(grep -i sampl over.err)"; fi
-OMP_NUM_THREADS=$over "$whatif" run -q --no-report --sample-rate 1000 -o overon -- ./hotspot >/dev/null 2>&1
+OMP_NUM_THREADS=$over "$whatif" run --metric cputime -q --no-report --sample-rate 1000 -o overon -- ./hotspot >/dev/null 2>&1
 if [ -s overon/critical_lines.csv ] && ! grep -q '"sample_note"' overon/run.json; then ok; else
   ko "oversubscribed with --sample-rate: not sampled"; fi
 

@@ -40,7 +40,7 @@ near_extreme() {
 in_list() { [ -n "$1" ] && case " $2 " in *" $1 "*) true ;; *) false ;; esac; }
 for mode in online offline; do
   rm -rf "$mode"
-  if ! mpi 4 "$whatif" run -q --mode $mode -o $mode -- ./hybrid >$mode.out 2>$mode.err; then
+  if ! mpi 4 "$whatif" run --metric cputime -q --mode $mode -o $mode -- ./hybrid >$mode.out 2>$mode.err; then
     ko "$mode: mpirun failed: $(grep -v '^hybrid' $mode.err | head -3)"; continue
   fi
   n=0
@@ -73,10 +73,10 @@ cp -r offline partial && rm -rf partial/rank-00001
 if grep -q "the run had 4 ranks; the profiles of 3 are here" partial.err && [ "$(($(wc -l <partial/ranks.csv) - 1))" = 3 ]; then ok; else
   ko "a missing rank: $(cat partial.err)"; fi
 # --threads cannot time a rank alone: refused at once
-mpi 2 "$whatif" run -q --threads 1,2 -o thr -- ./hybrid >/dev/null 2>thr.err
+mpi 2 "$whatif" run --metric cputime -q --threads 1,2 -o thr -- ./hybrid >/dev/null 2>thr.err
 grep -q "threads times the program alone" thr.err && ok || ko "--threads under mpirun: $(head -2 thr.err)"
 # fewer ranks into the same directory: the extra ones go
-mpi 2 "$whatif" run -q -o online -- ./hybrid >/dev/null 2>&1
+mpi 2 "$whatif" run --metric cputime -q -o online -- ./hybrid >/dev/null 2>&1
 if [ -d online/rank-00001 ] && [ ! -e online/rank-00002 ] && [ ! -e online/rank-00003 ] && [ ! -e online/ranks.csv ]; then ok; else
   ko "a 2-rank run left: $(ls online | tr '\n' ' ')"; fi
 # MPICH's launcher (hydra: PMI_RANK, PMI_SIZE), with a program without MPI
@@ -85,7 +85,7 @@ if ! command -v mpiexec.hydra >/dev/null; then
 else
   clang-19 -fopenmp -g -O2 "$root/apps/primes.c" -o primes || exit 1
   rm -rf hydra
-  OMP_NUM_THREADS=2 mpiexec.hydra -n 3 "$whatif" run -q -o hydra -- ./primes 200000 >/dev/null 2>&1
+  OMP_NUM_THREADS=2 mpiexec.hydra -n 3 "$whatif" run --metric cputime -q -o hydra -- ./primes 200000 >/dev/null 2>&1
   if [ "$(ls hydra | tr '\n' ' ')" = "rank-00000 rank-00001 rank-00002 " ] &&
      grep -q '"rank": 2,' hydra/rank-00002/run.json && grep -q '"ranks": 3,' hydra/rank-00002/run.json; then ok; else
     ko "hydra: $(ls hydra 2>&1 | tr '\n' ' ')"; fi
@@ -93,7 +93,7 @@ fi
 # Slurm's srun sets SLURM_PROCID and SLURM_NTASKS (no Slurm here: set by hand)
 rm -rf slurm
 [ -x primes ] || clang-19 -fopenmp -g -O2 "$root/apps/primes.c" -o primes || exit 1
-SLURM_PROCID=1 SLURM_NTASKS=2 OMP_NUM_THREADS=2 "$whatif" run -q -o slurm -- ./primes 200000 >/dev/null 2>&1
+SLURM_PROCID=1 SLURM_NTASKS=2 OMP_NUM_THREADS=2 "$whatif" run --metric cputime -q -o slurm -- ./primes 200000 >/dev/null 2>&1
 if [ -d slurm/rank-00001 ] && grep -q '"rank": 1,' slurm/rank-00001/run.json; then ok; else ko "SLURM_PROCID: $(ls slurm 2>&1)"; fi
 echo "$pass passed, $fail failed"
 [ $fail -eq 0 ]

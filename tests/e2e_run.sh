@@ -39,7 +39,7 @@ export OMP_NUM_THREADS=2
 for what in system fork forkexit forkrace; do
   for mode in online offline; do
     out=o-$what-$mode
-    "$whatif" run -q --mode $mode -o $out -- ./process $what >$out.out 2>$out.err
+    "$whatif" run --metric cputime -q --mode $mode -o $out -- ./process $what >$out.out 2>$out.err
     rc=$?
     # forkrace's parent runs tiny regions until its child is gone: more
     # work of its own, so only the trace's integrity is judged there
@@ -50,7 +50,7 @@ for what in system fork forkexit forkrace; do
       ko "$what $mode: rc $rc, work $(work_of $out) ($(grep -h '^whatif-expect' $out.err)): $(head -2 $out.err)"; fi
   done
 done
-"$whatif" run -q --mode offline --children profile -o o-follow -- ./process system >/dev/null 2>o-follow.err
+"$whatif" run --metric cputime -q --mode offline --children profile -o o-follow -- ./process system >/dev/null 2>o-follow.err
 kid=$(ls -d o-follow/child-* 2>/dev/null | head -1)
 if parent_only o-follow o-follow.err && [ -n "$kid" ] && [ -s "$kid/profile.csv" ]; then ok; else
   ko "--children profile: $(ls o-follow) $(head -2 o-follow.err)"; fi
@@ -63,20 +63,20 @@ int main(void) { printf("%d\n", omp_get_wtime() > 0); return 0; }
 EOF
 clang-19 -fopenmp noomp.c -o noomp || exit 1
 for mode in online offline; do
-  "$whatif" run -q --mode $mode -o stale -- ./process >/dev/null 2>&1
-  "$whatif" run -q --mode $mode -o stale -- ./noomp >/dev/null 2>stale.err
+  "$whatif" run --metric cputime -q --mode $mode -o stale -- ./process >/dev/null 2>&1
+  "$whatif" run --metric cputime -q --mode $mode -o stale -- ./noomp >/dev/null 2>stale.err
   rc=$?
   if [ $rc -eq 1 ] && [ ! -e stale/profile.csv ] && [ ! -e stale/trace/thread-0000.wit ] &&
      grep -q "ran no OpenMP construct" stale.err; then ok; else
     ko "stale ($mode): rc $rc, $(ls stale) $(cat stale.err)"; fi
 done
 #    two runs into one directory, or a run and an analysis
-mkdir -p an-src && "$whatif" run -q --mode offline --no-analyze -o an-src -- ./process >/dev/null 2>&1
-"$whatif" run -q -o locked -- ./process sleep >/dev/null 2>&1 &
+mkdir -p an-src && "$whatif" run --metric cputime -q --mode offline --no-analyze -o an-src -- ./process >/dev/null 2>&1
+"$whatif" run --metric cputime -q -o locked -- ./process sleep >/dev/null 2>&1 &
 first=$!
 sleep 1
 prog=$(ps -o pid= --ppid $first | tr -d ' ')
-"$whatif" run -q -o locked -- ./process >/dev/null 2>locked.err
+"$whatif" run --metric cputime -q -o locked -- ./process >/dev/null 2>locked.err
 rc=$?
 if [ $rc -eq 1 ] && grep -q "another whatif run or analyze is writing into this directory" locked.err; then ok; else
   ko "lock: rc $rc, $(cat locked.err)"; fi
@@ -86,25 +86,25 @@ if [ $rc -eq 1 ] && grep -q "another whatif run or analyze" locked-an.err; then 
   ko "lock (analyze): rc $rc, $(cat locked-an.err)"; fi
 #    whatif run killed outright: its program still runs and holds the lock
 kill -KILL $first; wait $first 2>/dev/null
-"$whatif" run -q -o locked -- ./process >/dev/null 2>locked2.err
+"$whatif" run --metric cputime -q -o locked -- ./process >/dev/null 2>locked2.err
 rc=$?
 [ -n "$prog" ] && kill -TERM $prog 2>/dev/null
 if [ $rc -eq 1 ] && [ -n "$prog" ] && grep -q "another whatif run or analyze" locked2.err; then ok; else
   ko "lock (orphan): rc $rc, program ${prog:-?}, $(cat locked2.err)"; fi
 
 #    a program that turns the tools interface off itself is told so
-PROCESS_WHAT=toolsoff "$whatif" run -q -o toolsoff -- ./process toolsoff >/dev/null 2>toolsoff.err
+PROCESS_WHAT=toolsoff "$whatif" run --metric cputime -q -o toolsoff -- ./process toolsoff >/dev/null 2>toolsoff.err
 rc=$?
 if [ $rc -eq 1 ] && grep -q "turned the OpenMP tools interface off itself" toolsoff.err; then ok; else
   ko "toolsoff: rc $rc, $(cat toolsoff.err)"; fi
 #    a wrapper script whose child runs OpenMP: said, and profiled on request
 printf '#!/bin/sh\n"%s" child\n' "$PWD/process" >wrapper.sh && chmod +x wrapper.sh
-"$whatif" run -q -o wrapped -- ./wrapper.sh >/dev/null 2>wrapped.err
+"$whatif" run --metric cputime -q -o wrapped -- ./wrapper.sh >/dev/null 2>wrapped.err
 rc=$?
 if [ $rc -eq 1 ] && grep -q "but a process it started did: profile such processes with --children profile" wrapped.err; then ok; else
   ko "wrapper: rc $rc, $(cat wrapped.err)"; fi
 for mode in online offline; do
-  "$whatif" run -q --mode $mode --children profile -o wrapped-$mode -- ./wrapper.sh >/dev/null 2>wrapped-$mode.err
+  "$whatif" run --metric cputime -q --mode $mode --children profile -o wrapped-$mode -- ./wrapper.sh >/dev/null 2>wrapped-$mode.err
   rc=$?
   kid=$(ls -d wrapped-$mode/child-* 2>/dev/null | head -1)
   if [ $rc -eq 0 ] && [ -n "$kid" ] && [ -s "$kid/profile.csv" ] &&
@@ -114,14 +114,14 @@ done
 #    a profile file that cannot be written: said, and the run fails
 for mode in online offline; do
   rm -rf nodb-$mode; mkdir -p nodb-$mode/profile.db
-  "$whatif" run -q --mode $mode -o nodb-$mode -- ./process >/dev/null 2>nodb-$mode.err
+  "$whatif" run --metric cputime -q --mode $mode -o nodb-$mode -- ./process >/dev/null 2>nodb-$mode.err
   rc=$?
   if [ $rc -eq 1 ] && grep -q "the profile is incomplete: profile.db could not be written" nodb-$mode.err; then ok; else
     ko "unwritable profile.db ($mode): rc $rc, $(cat nodb-$mode.err)"; fi
 done
 
 # 3. signals and crashes: offline, the profile of what was recorded
-"$whatif" run -q --mode offline -o term -- ./process sleep >/dev/null 2>term.err &
+"$whatif" run --metric cputime -q --mode offline -o term -- ./process sleep >/dev/null 2>term.err &
 runner=$!
 sleep 1.5
 kill -TERM $runner; wait $runner
@@ -132,20 +132,20 @@ if [ $rc -eq 143 ] && grep -q "killed by signal 15" term.err && [ -n "$w" ] &&
    grep -q '"complete": false' term/run.json; then ok; else
   ko "SIGTERM: rc $rc, work ${w:-none}: $(head -3 term.err)"; fi
 for what in crash abort overflow; do
-  "$whatif" run -q --mode offline -o $what -- ./process $what >/dev/null 2>$what.err
+  "$whatif" run --metric cputime -q --mode offline -o $what -- ./process $what >/dev/null 2>$what.err
   rc=$?
   w=$(work_of $what)
   if [ $rc -gt 128 ] && [ -n "$w" ] && awk -v w="$w" 'BEGIN { exit !(w > 15e6 && w < 28e6) }' &&
      grep -q '"complete": false' $what/run.json; then ok; else
     ko "$what offline: rc $rc, work ${w:-none}: $(head -3 $what.err)"; fi
-  "$whatif" run -q --mode online -o $what-online -- ./process $what >/dev/null 2>$what-online.err
+  "$whatif" run --metric cputime -q --mode online -o $what-online -- ./process $what >/dev/null 2>$what-online.err
   rc=$?
   if [ $rc -gt 128 ] && grep -q "mode offline keeps what was recorded" $what-online.err; then ok; else
     ko "$what online: rc $rc: $(head -3 $what-online.err)"; fi
 done
 #    _exit runs no exit handler: the profile is written all the same
 for mode in online offline; do
-  "$whatif" run -q --mode $mode -o qe-$mode -- ./process quickexit >/dev/null 2>qe.err
+  "$whatif" run --metric cputime -q --mode $mode -o qe-$mode -- ./process quickexit >/dev/null 2>qe.err
   rc=$?
   w=$(work_of qe-$mode)
   if [ $rc -eq 0 ] && [ -n "$w" ] && awk -v w="$w" 'BEGIN { exit !(w > 15e6 && w < 28e6) }'; then ok; else
@@ -153,23 +153,23 @@ for mode in online offline; do
 done
 
 # 4. the output directory: made with its parents, absolute, checked first
-"$whatif" run -q -o deep/a/b -- ./process chdir >/dev/null 2>&1
+"$whatif" run --metric cputime -q -o deep/a/b -- ./process chdir >/dev/null 2>&1
 if parent_only deep/a/b; then ok; else ko "-o deep/a/b with a program that changes directory"; fi
 long=$(printf 'd%.0s' $(seq 1 120))
-"$whatif" run -q -o "long/$long/$long/$long/$long/$long" -- ./process >/dev/null 2>long.err
+"$whatif" run --metric cputime -q -o "long/$long/$long/$long/$long/$long" -- ./process >/dev/null 2>long.err
 db="long/$long/$long/$long/$long/$long/profile.db"
 cp "$db" short.db 2>/dev/null # (the sqlite3 shell opens no such path either)
 if [ -s "$db" ] && [ "$(sqlite3 short.db 'SELECT count(*) FROM location')" -gt 1 ]; then ok; else
   ko "a 600-character -o: $(head -c 300 long.err)"; fi
 : >afile
-"$whatif" run -q -o afile -- ./process >afile.out 2>afile.err
+"$whatif" run --metric cputime -q -o afile -- ./process >afile.out 2>afile.err
 rc=$?
 if [ $rc -eq 1 ] && [ ! -s afile.out ] && grep -q "cannot create the directory" afile.err; then ok; else
   ko "-o naming a file: rc $rc, program output '$(cat afile.out)'"; fi
 
 # 5. the program's stdout is its own; the summary goes to stderr
 for mode in online offline; do
-  "$whatif" run --mode $mode -o so-$mode -- ./process >so.out 2>so.err
+  "$whatif" run --metric cputime --mode $mode -o so-$mode -- ./process >so.out 2>so.err
   if [ "$(cat so.out)" = "parent ok" ] && grep -q "^whatif: program: work" so.err; then ok; else
     ko "stdout ($mode): '$(cat so.out)'"; fi
 done
@@ -177,14 +177,14 @@ done
 # 7. a program built with GCC runs on libomp
 if command -v gcc >/dev/null; then
   gcc -fopenmp -g -O1 -I"$here/e2e" "$here/e2e/process.c" -o process_gcc || exit 1
-  "$whatif" run -q -o gcc -- ./process_gcc >/dev/null 2>gcc.err
+  "$whatif" run --metric cputime -q -o gcc -- ./process_gcc >/dev/null 2>gcc.err
   if parent_only gcc && grep -q '"runtime_note": "built with GCC' gcc/run.json; then ok; else
     ko "gcc program: $(head -3 gcc.err)"; fi
   # a region whose body is one loop is one GOMP_parallel_loop_* call, whose
   # address libomp gives the primary thread's loop events only: all of
   # the loop's chunks are still one row at the program's line
   gcc -fopenmp -g -O0 -I"$here/e2e" "$here/e2e/gccloop.c" -o gccloop || exit 1
-  OMP_NUM_THREADS=4 "$whatif" run -q -o gccloop-out -- ./gccloop >/dev/null 2>gccloop.err
+  OMP_NUM_THREADS=4 "$whatif" run --metric cputime -q -o gccloop-out -- ./gccloop >/dev/null 2>gccloop.err
   line=$(grep -n 'pragma omp parallel' "$here/e2e/gccloop.c" | cut -d: -f1)
   nloop=$(grep -c ',loop,' gccloop-out/profile.csv)
   merged=$(objdump -d gccloop | grep -c 'call.*<GOMP_parallel_loop')
@@ -198,7 +198,7 @@ if command -v gcc >/dev/null; then
   gcc -fopenmp -g -O2 -I"$here/e2e" "$here/e2e/gcccancel.c" -o gcccancel || exit 1
   for T in 2 4; do
     rm -rf gcccancel-out
-    OMP_CANCELLATION=true OMP_NUM_THREADS=$T "$whatif" run -q --mode both -o gcccancel-out -- ./gcccancel >gcccancel.out 2>gcccancel.err
+    OMP_CANCELLATION=true OMP_NUM_THREADS=$T "$whatif" run --metric cputime -q --mode both -o gcccancel-out -- ./gcccancel >gcccancel.out 2>gcccancel.err
     rc=$?
     if [ $rc = 0 ] && [ "$(cat gcccancel.out)" = ok ] &&
        cmp -s gcccancel-out/profile.csv gcccancel-out/online/profile.csv &&
@@ -212,7 +212,7 @@ fi
 clang-19 -fopenmp -g -O1 "$here/e2e/pause.c" -o pause || exit 1
 for mode in online offline; do
   rm -rf pause-$mode
-  "$whatif" run -q --mode $mode -o pause-$mode -- ./pause >pause.out 2>pause.err
+  "$whatif" run --metric cputime -q --mode $mode -o pause-$mode -- ./pause >pause.out 2>pause.err
   rc=$?
   if [ $rc = 0 ] && [ "$(cat pause.out)" = "pause 0 1" ] &&
      grep -q '"complete": false' pause-$mode/run.json &&
@@ -223,7 +223,7 @@ done
 
 # 8. settings: refused whole, before the program runs
 for f in "2," ",2" "2,,4" "1e309" "0.5" "$(printf '2,%.0s' $(seq 1 130))2"; do
-  "$whatif" run -q --factors "$f" -o fac -- ./process >fac.out 2>fac.err
+  "$whatif" run --metric cputime -q --factors "$f" -o fac -- ./process >fac.out 2>fac.err
   rc=$?
   if [ $rc -eq 2 ] && [ ! -s fac.out ] && [ "$(wc -l <fac.err)" -eq 1 ]; then ok; else
     ko "--factors '$f': rc $rc $(cat fac.err)"; fi
@@ -233,13 +233,13 @@ if grep -q '"threads": [0-9]' so-online/run.json; then ok; else ko "run.json thr
 
 # 6. the binary: a rebuilt one is named as such, not as lacking -g
 clang-19 -fopenmp -O1 -I"$here/e2e" "$here/e2e/process.c" -o nodebug || exit 1
-"$whatif" run -q --mode offline --no-analyze -o rebuilt -- ./nodebug >/dev/null 2>&1
+"$whatif" run --metric cputime -q --mode offline --no-analyze -o rebuilt -- ./nodebug >/dev/null 2>&1
 clang-19 -fopenmp -O1 -g -DREBUILT -I"$here/e2e" "$here/e2e/process.c" -o nodebug || exit 1
 "$whatif" analyze -q -o rebuilt rebuilt/trace >/dev/null 2>rebuilt.err
 if grep -q "nodebug was rebuilt since the run" rebuilt.err; then ok; else ko "rebuilt binary: $(cat rebuilt.err)"; fi
 #    a program found through PATH keeps its lines
 mkdir -p bin; cp process bin/
-(cd / && PATH="$work/bin:$PATH" "$whatif" run -q -o "$work/viapath" -- process >/dev/null 2>&1)
+(cd / && PATH="$work/bin:$PATH" "$whatif" run --metric cputime -q -o "$work/viapath" -- process >/dev/null 2>&1)
 if grep -q "process.c:[0-9]*,parallel" viapath/profile.csv; then ok; else ko "program found through PATH: $(head -3 viapath/profile.csv)"; fi
 
 # a thread of the program's ends, then the program reads its stdin: the
@@ -247,7 +247,7 @@ if grep -q "process.c:[0-9]*,parallel" viapath/profile.csv; then ok; else ko "pr
 # end when not sampling), in both modes, sampled or not
 for opt in --no-sample --sample-rate=1000; do
   for mode in online offline; do
-    out=$(echo hello | "$whatif" run -q --no-report --mode $mode $opt -o stdin -- ./process stdin 2>stdin.err)
+    out=$(echo hello | "$whatif" run --metric cputime -q --no-report --mode $mode $opt -o stdin -- ./process stdin 2>stdin.err)
     rc=$?
     if [ $rc -eq 0 ] && printf '%s\n' "$out" | grep -q "^read hello$"; then ok; else
       ko "stdin after a thread ended ($mode $opt): rc $rc, output: $out"; fi
@@ -257,7 +257,7 @@ done
 # 10. --repeat: three runs, the one of median program span is the profile,
 #     every row's median and range across them in repeat.csv and
 #     profile.db, matching the runs' own profiles
-"$whatif" run --repeat 3 -o rep -- ./process >/dev/null 2>rep.err
+"$whatif" run --metric cputime --repeat 3 -o rep -- ./process >/dev/null 2>rep.err
 rc=$?
 spans=$(for k in 1 2 3; do awk -F, '$1 == "program" { print $5 }' rep/run-$k/profile.csv; done | sort -n | tr '\n' ' ')
 read -r smin smed smax <<<"$spans"
@@ -270,21 +270,21 @@ if [ $rc -eq 0 ] && [ "${runs:-}" = 3 ] && [ "${rmed:-}" = "$smed" ] && [ "${rmi
    grep -q "3 runs: program parallelism" rep.err; then ok; else
   ko "--repeat 3: rc $rc, spans $spans, repeat.csv program $runs $rmed [$rmin, $rmax], chosen ${chosen:-?}"; fi
 #    a program that fails: said so, its status passed on
-"$whatif" run --repeat 2 --mode offline -o repfail -- ./process abort >/dev/null 2>repfail.err
+"$whatif" run --metric cputime --repeat 2 --mode offline -o repfail -- ./process abort >/dev/null 2>repfail.err
 rc=$?
 if [ $rc -eq 134 ] && grep -q "run 1 of 2: the program failed (exit status 134)" repfail.err; then ok; else
   ko "--repeat 2 of an aborting program: rc $rc: $(grep 'whatif run' repfail.err | head -2)"; fi
-"$whatif" run --no-sample --sample-rate 100 -o bad -- ./process >/dev/null 2>bad.err
+"$whatif" run --metric cputime --no-sample --sample-rate 100 -o bad -- ./process >/dev/null 2>bad.err
 rc=$?
 if [ $rc -eq 2 ] && grep -q "contradict" bad.err; then ok; else ko "--no-sample --sample-rate: rc $rc"; fi
-"$whatif" run --repeat 0 -o rep0 -- ./process >/dev/null 2>rep0.err
+"$whatif" run --metric cputime --repeat 0 -o rep0 -- ./process >/dev/null 2>rep0.err
 rc=$?
 if [ $rc -eq 2 ] && grep -q "repeat 0: use 1 to 100" rep0.err; then ok; else ko "--repeat 0: rc $rc"; fi
 
 # the tool installed under a path with a space
 root="$work/with space"; mkdir -p "$root/bin" "$root/lib"
 cp "$whatif" "$root/bin/"; cp "$(dirname "$whatif")/../lib/libwhatif.so" "$root/lib/"
-"$root/bin/whatif" run -q -o spaced -- ./process >/dev/null 2>spaced.err
+"$root/bin/whatif" run --metric cputime -q -o spaced -- ./process >/dev/null 2>spaced.err
 if parent_only spaced; then ok; else ko "tool path with a space: $(head -2 spaced.err)"; fi
 
 echo "$pass passed, $fail failed"
