@@ -506,6 +506,11 @@ int counter_counts_from_thread_start(const counter_metric *m)
     return m->kind == K_CPUTIME;
 }
 
+int counter_is_event(const counter_metric *m)
+{
+    return m->kind == K_PERF;
+}
+
 const char *counter_names(void)
 {
     return "default, cputime, monotonic, instructions, cycles, or a libpfm4 "

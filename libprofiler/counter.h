@@ -81,6 +81,11 @@ uint64_t counter_read_bias(const counter_metric *m, counter_thread *ct);
  * measurable from 0. */
 int counter_counts_from_thread_start(const counter_metric *m);
 
+/* 1 when m is a perf event (a PMU counter): it counts from where its
+ * counter_thread was opened, so a count from the program's start needs
+ * one opened there. */
+int counter_is_event(const counter_metric *m);
+
 /* The clock for times compared across threads (grain start and end
  * times, barrier costs): CLOCK_MONOTONIC, read from the TSC where the
  * kernel itself keeps time with it (synchronized across CPUs), else from

@@ -470,6 +470,35 @@ static uint64_t thread_cpu_ns(void)
     return (uint64_t)t.tv_sec * 1000000000u + (uint64_t)t.tv_nsec;
 }
 
+/* A PMU metric counts from where its counter was opened: the main
+ * thread's is opened before main (on_load), so that its serial code
+ * before the runtime starts is measured as it is with thread CPU time,
+ * and its state adopts it (main_ct_owner) when the runtime starts. */
+static int metric_chosen;
+static int main_ct_early;
+static counter_thread main_ct;
+static tstate *main_ct_owner;
+
+/* 1 when the main thread's work since the program began can be read:
+ * cpu_origin and the runtime entries below are in the metric's unit. */
+static int main_counts_from_origin(void)
+{
+    return counter_counts_from_thread_start(&metric) || main_ct_early;
+}
+
+/* The main thread's metric reading for cpu_origin and the runtime
+ * entries: its CPU time, or its early PMU counter; 0 (unknown) for the
+ * counter read from another thread. */
+static uint64_t main_metric_now(void)
+{
+    if (!main_ct_early)
+        return thread_cpu_ns();
+    if (gettid() != getpid())
+        return 0;
+    return counter_read(&metric, main_ct_owner ? &main_ct_owner->ct
+                                               : &main_ct);
+}
+
 static volatile unsigned char prefault_sink;
 /* The runtime's code: a fork called from there is a tail call of the
  * program's (see fork_call_site). */
@@ -520,7 +549,7 @@ static void prefault_runtime(void)
 
 void tool_program_starts(void)
 {
-    cpu_origin = thread_cpu_ns();
+    cpu_origin = main_metric_now();
 }
 
 /* Runs before main when the tool is preloaded (`whatif run`) or linked
@@ -723,9 +752,18 @@ __attribute__((constructor)) static void on_load(void)
     if (sample_period && early &&
         sampler_open(&main_sampler, sample_period))
         memset(&main_sampler, 0, sizeof(main_sampler));
+    /* a PMU metric: the main thread's counter from here (a bad
+     * WHATIF_METRIC is reported when the runtime starts the tool) */
+    char err[512];
+    if (early && !counter_choose(getenv("WHATIF_METRIC"), &metric, err,
+                                 sizeof(err))) {
+        metric_chosen = 1;
+        main_ct_early = counter_is_event(&metric) &&
+                        !counter_thread_open(&metric, &main_ct);
+    }
     /* the program's work begins after the tool's own set-up */
     if (early)
-        cpu_origin = thread_cpu_ns();
+        cpu_origin = main_metric_now();
 }
 
 /* An empty file name in the output directory, for `whatif run`. */
@@ -2197,8 +2235,12 @@ static void on_thread_begin(ompt_thread_t type, ompt_data_t *thread_data)
     ts->ok = stream_thread_open(&ts->st) == 0;
     if (mode_online)
         ts->q = online_thread_open(ts->st.index);
-    if (counter_thread_open(&metric, &ts->ct))
+    if (main_ct_early && !main_ct_owner && gettid() == getpid()) {
+        ts->ct = main_ct; /* opened before main */
+        main_ct_owner = ts;
+    } else if (counter_thread_open(&metric, &ts->ct)) {
         atomic_fetch_add(&counter_failures, 1);
+    }
     if (sample_period) {
         if (main_sampler.ring && gettid() == getpid()) {
             ts->sm = main_sampler; /* opened before main */
@@ -2272,7 +2314,7 @@ static void start_work(tstate *ts, tctx *c, const void *code)
                     (code && init_site && a >= b && a - b <= INIT_SITE_SLACK);
     uint64_t entry = main_runtime_entry();
     if (same_call && ts->in_frag &&
-        counter_counts_from_thread_start(&metric) && entry > cpu_origin) {
+        main_counts_from_origin() && entry > cpu_origin) {
         ts->frag_start = counter_read(&metric, &ts->ct) -
                          (entry - cpu_origin);
         ts->frag_unread = 0;
@@ -2482,7 +2524,7 @@ static void on_implicit_task(ompt_scope_endpoint_t endpoint,
              * code before it is still the program's work, the runtime's
              * and the tool's start-up since then is not. */
             uint64_t entry = main_runtime_entry();
-            if (counter_counts_from_thread_start(&metric) &&
+            if (main_counts_from_origin() &&
                 entry > cpu_origin)
                 ts->frag_start -= entry - cpu_origin;
         } else if (endpoint == ompt_scope_begin) {
@@ -3357,7 +3399,7 @@ static void main_enters_runtime(uint64_t *entry)
 {
     if (*entry || gettid() != getpid())
         return;
-    *entry = thread_cpu_ns();
+    *entry = main_metric_now();
     if (main_sampler.ring) {
         sampler_drain_to(&main_sampler, pre_mark_set ? pre_mark : UINT64_MAX,
                          keep_pre_ip, NULL);
@@ -3383,7 +3425,7 @@ void tool_api_returns(void)
     tstate *ts = self;
     if (!active || !ts || ts->ctx != &initial_ctx || !main_first_event ||
         ts->frag_opens != 1 || !ts->in_frag ||
-        !counter_counts_from_thread_start(&metric) ||
+        !main_counts_from_origin() ||
         cpu_api_entry <= cpu_origin)
         return;
     main_first_event = 0;
@@ -3877,8 +3919,8 @@ static void finish(void)
     } else {
         /* The main thread's own serial code, never cut by a construct:
          * its CPU time since the program began, where the clock tells. */
-        uint64_t now = thread_cpu_ns(), work = 0;
-        if (counter_counts_from_thread_start(&metric) && now > cpu_origin)
+        uint64_t now = main_metric_now(), work = 0;
+        if (main_counts_from_origin() && now > cpu_origin)
             work = now - cpu_origin;
         uint64_t idx = atomic_exchange(&main_pending_idx, UINT64_MAX);
         ts->took_from = (frag_event){NULL, NULL, 0, FEV_PROGRAM, 0};
@@ -4231,7 +4273,7 @@ ompt_start_tool(unsigned int omp_version,
     snprintf(runtime_name, sizeof(runtime_name), "%s (OpenMP %u)",
              runtime_version ? runtime_version : "unknown runtime",
              omp_version);
-    cpu_before_tool = thread_cpu_ns();
+    cpu_before_tool = main_metric_now();
     char err[8192] = "";
     const char *mode = getenv("WHATIF_MODE");
     if (!mode || !*mode || !strcmp(mode, "online")) {
@@ -4246,7 +4288,8 @@ ompt_start_tool(unsigned int omp_version,
                 "profiling disabled\n", mode);
         return NULL;
     }
-    if (counter_choose(getenv("WHATIF_METRIC"), &metric, err, sizeof(err))) {
+    if (!metric_chosen &&
+        counter_choose(getenv("WHATIF_METRIC"), &metric, err, sizeof(err))) {
         fprintf(stderr, "whatif: WHATIF_METRIC: %s; profiling disabled\n",
                 err);
         return NULL;
