@@ -880,7 +880,7 @@ static void json_string(out *o, const char *str)
 
 /* Metadata that is a count or a duration: a JSON number in run.json. */
 static const char *const numeric_keys[] = {
-    "threads", "metric_read_bias", "peak_live_nodes",
+    "threads", "metric_read_bias", "metric_read_ns", "peak_live_nodes",
     "trace_streams", "trace_bytes", "analyzer_peak_live_nodes",
     "analyzer_threads", "analyzer_scan_seconds", "analyzer_profile_seconds", "sample_rate_hz",
     "samples", "samples_lost", "task_create_cost", "chunk_dispatch_cost",

@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <time.h>
 
 #include "counter.h"
@@ -28,22 +29,33 @@ int main(int argc, char **argv)
     long reads = argc > 1 ? atol(argv[1]) : 200000;
     /* "cputime-syscall": cputime without the switch page, as on a kernel
      * that does not allow perf_event_open */
+    /* "-read": the PMU metric through read(2), as where the kernel does
+     * not allow rdpmc */
     const char *names[] = {"monotonic", "cputime", "cputime-syscall",
-                           "instructions", "cycles"};
+                           "instructions", "instructions-read", "cycles",
+                           "cycles-read"};
     printf("| metric | ns per read | note |\n|---|---:|---|\n");
     for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++) {
-        int syscall_only = !strcmp(names[i], "cputime-syscall");
+        int syscall_only = !strcmp(names[i], "cputime-syscall") ||
+                           strstr(names[i], "-read") != NULL;
+        char base[32];
+        snprintf(base, sizeof(base), "%.*s",
+                 (int)strcspn(names[i], "-"), names[i]);
         counter_metric m;
         counter_thread ct;
         char err[256];
-        if (counter_choose(syscall_only ? "cputime" : names[i], &m, err,
+        if (counter_choose(base, &m, err,
                            sizeof(err)) ||
             counter_thread_open(&m, &ct)) {
             printf("| %s | - | %s |\n", names[i], err);
             continue;
         }
-        if (syscall_only)
+        if (syscall_only && !strcmp(base, "cputime")) {
             counter_thread_close(&ct); /* leaves the plain clock reader */
+        } else if (syscall_only && ct.page) {
+            munmap(ct.page, ct.page_len); /* leaves read(2) */
+            ct.page = NULL;
+        }
         const char *note =
             !strcmp(m.name, "monotonic")
                 ? (m.clock.tsc ? "TSC, scaled" : "clock_gettime (vDSO)")

@@ -48,14 +48,23 @@ typedef struct counter_clock {
 typedef struct counter_metric {
     char name[64];          /* what run.json says: "cputime", "instructions" */
     char unit[32];          /* "ns", "instructions", "cycles", "events" */
-    char reason[512];       /* why this metric (and what was tried first) */
+    char reason[768];       /* why this metric (and what was tried first) */
     int kind;               /* internal: which reader */
     int cputime_switches;   /* cputime: context switches can be seen */
     counter_clock clock;    /* the clock the time metrics read */
     uint64_t perf_config;   /* perf_event attr for PMU metrics */
     uint32_t perf_type;
     uint64_t perf_config1, perf_config2;
+    /* a PMU metric's measured cost of one read in ns (counter_choose),
+     * else 0 */
+    double pmu_read_ns;
 } counter_metric;
+
+/* Above this a PMU read is a trap, not an rdpmc (~20-40 ns on bare
+ * metal, ~0.2-0.6 us as read(2)): a virtual machine's PMU, measured at
+ * 1.7-8 us per read, would make a task program run tens of times slower,
+ * so the default metric takes thread CPU time there. */
+#define COUNTER_SLOW_READ_NS 1000.0
 
 /* Chooses the metric for request (NULL or "" or "default": the best that
  * works here).  Returns 0, or -1 with a one-line message in err (an unknown

@@ -4179,6 +4179,8 @@ static void write_meta(void)
     strftime(buf, sizeof(buf), "%Y-%m-%dT%H:%M:%SZ", &tm);
     char bias[32];
     snprintf(bias, sizeof(bias), "%llu", (unsigned long long)read_bias);
+    char read_ns[32]; /* a PMU metric's measured read cost */
+    snprintf(read_ns, sizeof(read_ns), "%.0f", metric.pmu_read_ns);
     /* relative source paths are relative to it (the report reads them) */
     char cwd[PATH_MAX];
     if (!getcwd(cwd, sizeof(cwd)))
@@ -4195,6 +4197,7 @@ static void write_meta(void)
                               "at start-up"
                             : "CLOCK_MONOTONIC"},
         {"metric_read_bias", bias},
+        {"metric_read_ns", metric.pmu_read_ns > 0 ? read_ns : NULL},
         {"metric", metric.name},
         {"metric_unit", metric.unit},
         {"metric_reason", metric.reason},
@@ -4294,6 +4297,13 @@ ompt_start_tool(unsigned int omp_version,
                 err);
         return NULL;
     }
+    if (metric.pmu_read_ns > COUNTER_SLOW_READ_NS)
+        fprintf(stderr,
+                "whatif: note: one read of %s costs %.1f us here (a virtual "
+                "machine's PMU traps every read; an rdpmc takes tens of "
+                "ns): the program will run much slower than usual; the "
+                "default metric, thread CPU time, costs ~0.02 us\n",
+                metric.name, metric.pmu_read_ns / 1000);
     grain_from_reads = counter_clock_setup(&grain_clk, &metric);
     const char *out = getenv("WHATIF_OUT");
     if (!out || !*out)
