@@ -41,6 +41,11 @@ $cc -shared -fPIC "$root/bench/empty_tool.c" -o "$work/libempty.so" || exit 1
 $cc "$root/bench/micro.c" -o "$work/micro" || exit 1
 objcopy --strip-debug "$build/lib/libwhatif.so" "$work/libwhatif.so" || exit 1
 
+# The metric the counts stand for on every machine: thread CPU time (the
+# default without a PMU).  A PMU metric's reads are the kernel's (read(2)
+# under valgrind, which cannot run rdpmc), not what a real run pays.
+metric=WHATIF_METRIC=cputime
+
 # micro runs a warm-up of reps/10+1 instances, then 5 batches of reps
 micro_instances() { echo $(( $1 / 10 + 1 + 5 * $1 )); }
 
@@ -62,11 +67,11 @@ count() {
     empty) envs=(OMP_TOOL_LIBRARIES="$work/libempty.so") ;;
     online|offline)
       envs=(LD_PRELOAD="$work/libwhatif.so" WHATIF_PRELOAD=1
-            WHATIF_MODE=$config WHATIF_OUT="$work/out") ;;
+            WHATIF_MODE=$config WHATIF_OUT="$work/out" $metric) ;;
     online-whatif)
       envs=(LD_PRELOAD="$work/libwhatif.so" WHATIF_PRELOAD=1
             WHATIF_MODE=online WHATIF_FACTORS=2,4,8,16,64,inf
-            WHATIF_OUT="$work/out") ;;
+            WHATIF_OUT="$work/out" $metric) ;;
   esac
   rm -rf "$work/out" "$work/cg.out"
   env "${envs[@]}" valgrind --tool=callgrind --callgrind-out-file="$work/cg.out" \

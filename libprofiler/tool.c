@@ -138,6 +138,7 @@ typedef struct frame {
     cnode scope;
     int has_scope;
     int unjoined;            /* see tctx.unjoined */
+    int direct;              /* see tctx.direct */
     int is_chunk;
     const void *code;        /* taskgroup: its address */
     int taskloop;            /* taskgroup of a taskloop */
@@ -159,6 +160,11 @@ typedef struct tctx {
      * chunk that ended (a taskwait inside a chunk or a taskgroup above
      * does not join them in the graph: noted) */
     int unjoined;
+    /* Its scope holds tasks created directly in it: a taskwait at this
+     * level joins them even where a taskwait inside a taskgroup or chunk
+     * has waited for them already (it could not join them in the graph,
+     * and cleared unjoined) */
+    int direct;
     frame *fr;               /* containers, innermost last */
     int nfr, capfr;
     frame fr_inline[FRAMES_INLINE];
@@ -860,6 +866,11 @@ static inline int *scope_unjoined(tctx *c)
     return c->nfr ? &top(c)->unjoined : &c->unjoined;
 }
 
+static inline int *scope_direct(tctx *c)
+{
+    return c->nfr ? &top(c)->direct : &c->direct;
+}
+
 static inline cnode *scope_node(tctx *c)
 {
     return c->nfr ? &top(c)->scope : &c->scope;
@@ -1480,6 +1491,7 @@ static void end_scope(tstate *ts, tctx *c, uint32_t loc)
     end_node(ts, scope_node(c), loc);
     *scope_open(c) = 0;
     *scope_unjoined(c) = 0;
+    *scope_direct(c) = 0;
 }
 
 /* Opens the innermost container's taskwait scope, if it has none open:
@@ -1559,7 +1571,7 @@ static int taskwait_splits_chunk(tstate *ts, tctx *c, uint32_t loc)
  * the taskwait's to wait for, and stay parallel with the code after it. */
 static void taskwait_scope(tstate *ts, tctx *c, uint32_t loc)
 {
-    if (*scope_unjoined(c))
+    if (*scope_unjoined(c) || *scope_direct(c))
         end_scope(ts, c, loc);
 }
 
@@ -3315,6 +3327,7 @@ static void on_task_create(ompt_data_t *enc_data, const ompt_frame_t *frame,
         t->pend_kind = OSPG_P;
         open_scope(ts, c);
         *scope_unjoined(c) = 1;
+        *scope_direct(c) = 1;
         parent = scope_node(c);
     }
     t->node.id = stream_new_id(&ts->st);

@@ -53,6 +53,10 @@
  *                   taskwait waits for it too, which the graph cannot join
  *                   there (noted); then a loop whose chunks each wait for
  *                   their own task only (no note)
+ *   tw_outer_tg     a task, then a taskgroup whose taskwait waits for it
+ *                   too (noted), then a taskwait and code after it, which
+ *                   waits for the task: in a single, then in each of two
+ *                   loop chunks
  *   pthreads        3 threads of the program's own each run a loop
  *   pthreads10      10 threads of the program's own each run a region
  *   inner_serial    a dynamic loop in a nested region that runs serialized
@@ -717,6 +721,46 @@ static void tw_outer(void)
     }
 }
 
+/* A task T, a taskgroup holding a task and a taskwait (which waits for T
+ * too), a taskwait, then code that follows T: returns the path through
+ * T. */
+static uint64_t outer_tg_body(void)
+{
+    _Atomic uint64_t t_long = 0;
+    uint64_t pre = st_burn(0.5);
+    add_work(pre);
+#pragma omp task shared(t_long)
+    {
+        uint64_t t = st_burn(4.0);
+        add_work(t);
+        atomic_store(&t_long, t);
+    }
+#pragma omp taskgroup
+    {
+#pragma omp task
+        add_work(st_burn(0.5));
+#pragma omp taskwait
+    }
+#pragma omp taskwait
+    uint64_t post = st_burn(4.0);
+    add_work(post);
+    return pre + atomic_load(&t_long) + post;
+}
+
+static uint64_t tw_outer_tg(void)
+{
+    uint64_t single_path = 0, chunk_path[2] = {0, 0};
+#pragma omp parallel
+    {
+#pragma omp single
+        single_path = outer_tg_body();
+#pragma omp for schedule(dynamic, 1)
+        for (int i = 0; i < 2; i++)
+            chunk_path[i] = outer_tg_body();
+    }
+    return single_path + st_max(chunk_path[0], chunk_path[1]);
+}
+
 static void tw_tail(void)
 {
 #pragma omp parallel num_threads(2)
@@ -810,6 +854,8 @@ int main(int argc, char **argv)
         span = pretask_tw();
     else if (!strcmp(c, "tw_outer"))
         span = 0, tw_outer();
+    else if (!strcmp(c, "tw_outer_tg"))
+        span = tw_outer_tg();
     else if (!strcmp(c, "nowait_tasks"))
         span = nowait_tasks();
     else if (!strcmp(c, "tasks_loop"))
