@@ -198,7 +198,9 @@ if command -v gcc >/dev/null; then
   gcc -fopenmp -g -O2 -I"$here/e2e" "$here/e2e/gcccancel.c" -o gcccancel || exit 1
   for T in 2 4; do
     rm -rf gcccancel-out
-    OMP_CANCELLATION=true OMP_NUM_THREADS=$T "$whatif" run --metric cputime -q --mode both -o gcccancel-out -- ./gcccancel >gcccancel.out 2>gcccancel.err
+    # (libomp's cancellable GOMP barrier has hung under the tool, all
+    # threads inside the runtime, in nested regions: docs/limits.md)
+    OMP_CANCELLATION=true OMP_NUM_THREADS=$T timeout -k 10 120 "$whatif" run --metric cputime -q --mode both -o gcccancel-out -- ./gcccancel >gcccancel.out 2>gcccancel.err
     rc=$?
     if [ $rc = 0 ] && [ "$(cat gcccancel.out)" = ok ] &&
        cmp -s gcccancel-out/profile.csv gcccancel-out/online/profile.csv &&
