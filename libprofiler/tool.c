@@ -752,14 +752,10 @@ __attribute__((constructor)) static void on_load(void)
     int early = linked_in || (pre && !strcmp(pre, "1"));
     if (early)
         prefault_runtime();
-    sampling_setup(linked_in ? NULL : self_info.dli_fbase);
-    /* the main thread's serial code before the runtime starts is sampled
-     * too: its sampler waits for its state */
-    if (sample_period && early &&
-        sampler_open(&main_sampler, sample_period))
-        memset(&main_sampler, 0, sizeof(main_sampler));
     /* a PMU metric: the main thread's counter from here (a bad
-     * WHATIF_METRIC is reported when the runtime starts the tool) */
+     * WHATIF_METRIC is reported when the runtime starts the tool).
+     * Before the sampler opens: choosing times 64 PMU reads, up to ~1 ms
+     * where they trap, whose samples are not the program's. */
     char err[512];
     if (early && !counter_choose(getenv("WHATIF_METRIC"), &metric, err,
                                  sizeof(err))) {
@@ -767,6 +763,12 @@ __attribute__((constructor)) static void on_load(void)
         main_ct_early = counter_is_event(&metric) &&
                         !counter_thread_open(&metric, &main_ct);
     }
+    sampling_setup(linked_in ? NULL : self_info.dli_fbase);
+    /* the main thread's serial code before the runtime starts is sampled
+     * too: its sampler waits for its state */
+    if (sample_period && early &&
+        sampler_open(&main_sampler, sample_period))
+        memset(&main_sampler, 0, sizeof(main_sampler));
     /* the program's work begins after the tool's own set-up */
     if (early)
         cpu_origin = main_metric_now();
