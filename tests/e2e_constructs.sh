@@ -126,9 +126,19 @@ for T in 2 4; do
     judge "$name" "$envset" "$W" "$P" "$T" || continue
     out="$work/$name-$T"
     # every profile: the invariants, and the work the program measured
-    # (orphans: 100000 loops whose runtime calls outweigh its one unit)
-    tol=3; [ "$name" = orphans ] && tol=1000
-    check_invariants "$out" "$name T=$T" && check_expect "$out" "$out.err" "$name T=$T" $tol 1500000 &&
+    # (orphans: 100000 loops whose runtime calls outweigh its units: the
+    # runtime's code between their events is work: 0.2-0.4 us a loop on
+    # an idle 2-core VM, once 7 us beside two other test suites; only
+    # that no unit is lost is checked)
+    if [ "$name" = orphans ]; then
+      ew=$(sed -n 's/^whatif-expect work=\([0-9]*\).*/\1/p' "$out.err" | tail -1)
+      gw=$(awk -F, '$1 == "program" { print $4 }' "$out/profile.csv")
+      check_invariants "$out" "$name T=$T" &&
+        awk -v g="${gw:-0}" -v e="${ew:-0}" 'BEGIN { exit !(e > 0 && g >= e * 0.97) }' &&
+        pass=$((pass + 1)) || { echo "FAIL: orphans T=$T: work ${gw:-none}, the program measured ${ew:-none} of its units"; fail=$((fail + 1)); }
+      continue
+    fi
+    check_invariants "$out" "$name T=$T" && check_expect "$out" "$out.err" "$name T=$T" 3 1500000 &&
       pass=$((pass + 1)) || fail=$((fail + 1))
   done
 done
