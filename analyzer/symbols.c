@@ -372,6 +372,53 @@ void sym_file_name(const sym_table *t, const char *file, char *buf,
     snprintf(buf, len, "%s", shorten(file, t->cwd, norm, sizeof(norm)));
 }
 
+/* The directory a compile unit was compiled in, or NULL. */
+static const char *unit_comp_dir(Dwarf_Die *cudie)
+{
+    Dwarf_Attribute attr;
+    return dwarf_attr(cudie, DW_AT_comp_dir, &attr) ? dwarf_formstring(&attr)
+                                                    : NULL;
+}
+
+int sym_unit_file(sym_table *t, const char *path, const char *file,
+                  char *buf, size_t len)
+{
+    module *m = file[0] != '/' ? module_get(t, path) : NULL;
+    if (!m || !m->dw)
+        return -1;
+    /* Each directory the module's units were compiled in gives a
+     * candidate; a unit named file itself (the usual case: the construct
+     * is in the unit's main file) outranks the others. */
+    char found[PATH_MAX] = "", joined[PATH_MAX], norm[PATH_MAX];
+    int pass_found = 0;
+    for (int pass = 0; pass < 2 && !pass_found; pass++) {
+        for (size_t i = 0; i < m->ncus; i++) {
+            Dwarf_Die cudie = m->cus[i].cudie;
+            const char *dir = unit_comp_dir(&cudie);
+            const char *name = dwarf_diename(&cudie);
+            if (!dir || (pass == 0 && (!name || strcmp(name, file))))
+                continue;
+            if (snprintf(joined, sizeof(joined), "%s/%s", dir, file) >=
+                (int)sizeof(joined))
+                continue;
+            normalize(joined, norm, sizeof(norm));
+            if (pass == 1 && access(norm, F_OK))
+                continue; /* several directories: only one that holds it */
+            if (!found[0])
+                snprintf(found, sizeof(found), "%s", norm);
+            else if (strcmp(found, norm))
+                return -1; /* two files of that name: neither is sure */
+            pass_found = 1;
+        }
+    }
+    if (!found[0])
+        return -1;
+    char shortened[PATH_MAX];
+    snprintf(buf, len, "%s", shorten(found, t->cwd, shortened,
+                                     sizeof(shortened)));
+    return 0;
+}
+
 int sym_lookup(sym_table *t, const char *path, uint64_t off, char *where,
                size_t wlen, char *func, size_t flen)
 {

@@ -52,6 +52,14 @@ int sym_lookup(sym_table *t, const char *path, uint64_t off, char *where,
 void sym_file_name(const sym_table *t, const char *file, char *buf,
                    size_t len);
 
+/* file, a relative source file name as a compiler was given it (the
+ * ident_t of a construct in module path), named as sym_lookup names
+ * files: joined to the directory the module's compile unit of that name
+ * was compiled in.  Returns 0; -1 when file is absolute, the module has
+ * no debug information or the directory is ambiguous. */
+int sym_unit_file(sym_table *t, const char *path, const char *file,
+                  char *buf, size_t len);
+
 /* The call sites the instruction at offset off of module path was
  * inlined from, innermost first, at most max: " < file:line" each,
  * appended in buf.  Returns how many (0 when none or unknown). */

@@ -277,7 +277,13 @@ static void describe_ident(const void *code, const void *ident, char *buf,
             return;
         memcpy(f, file, flen);
         f[flen] = 0;
-        sym_file_name(syms, f, name, sizeof(name));
+        /* A relative name is relative to where the program was compiled:
+         * the ident lies in the module, whose units say where. */
+        char mod[PATH_MAX];
+        uint64_t off;
+        if (module_of((uintptr_t)ident, mod, sizeof(mod), &off) ||
+            sym_unit_file(syms, mod, f, name, sizeof(name)))
+            sym_file_name(syms, f, name, sizeof(name));
         snprintf(buf, len, "%s:%u", name, line);
         return;
     }

@@ -117,6 +117,21 @@ if [ "$tail_jumps" -ge 1 ] &&
   ko "FAIL: tw_tail: the taskwait is not located at shapes.c:$line, or is no tail call ($(cut -d, -f1-3 "$out/profile.csv" 2>/dev/null | tr '\n' ' '))"
 fi
 
+# The same, built as most projects build: the compiler given a path
+# relative to its directory, the program profiled from elsewhere.  The
+# ident_t's file is relative to where it was compiled; the row must name
+# it as every other row does, relative to where the profile was taken.
+mkdir -p "$work/rel/src" && cp "$here/e2e/shapes.c" "$work/rel/src/" &&
+  (cd "$work/rel/src" && clang-19 -fopenmp -g -O2 -I"$here/e2e" shapes.c -o ../shapes -lpthread) || exit 1
+for from in "$work/rel" /; do
+  out="$work/tw_tail_rel$([ "$from" = / ] && echo _root)"; rm -rf "$out"
+  (cd "$from" && OMP_NUM_THREADS=2 "$whatif" run -q -o "$out" -- "$work/rel/shapes" tw_tail >/dev/null 2>"$out.err")
+  want=src/shapes.c; [ "$from" = / ] && want="$work/rel/src/shapes.c"
+  if grep -q "^$want:$line,taskwait,2," "$out/profile.csv"; then ok; else
+    ko "FAIL: tw_tail built in its directory, profiled from $from: the taskwait is not named $want:$line ($(cut -d, -f1-3 "$out/profile.csv" 2>/dev/null | tr '\n' ' '))"
+  fi
+done
+
 # A parallel region that is the whole body of another is tail-called by
 # the outer body: it still gets its own line, not the runtime's address.
 out="$work/nest_wide-2-0"
