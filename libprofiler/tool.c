@@ -348,7 +348,24 @@ typedef struct tstate {
     void *crash_stack;       /* the thread's signal stack, or NULL */
     struct { uint32_t loc, note; } noted[NOTED_MAX]; /* note_once */
     int noted_next;
+    struct tstate *all_next; /* every_thread's list */
 } tstate;
+
+/* Every thread's state, owned for the life of the process: the tasks a
+ * thread made keep pointers to it after the thread ends (home), and a
+ * hard pause ends the threads without their end events. */
+static _Atomic(tstate *) every_thread;
+
+static tstate *thread_state_new(void)
+{
+    tstate *ts = calloc(1, sizeof(*ts));
+    if (!ts)
+        return NULL;
+    ts->all_next = atomic_load(&every_thread);
+    while (!atomic_compare_exchange_weak(&every_thread, &ts->all_next, ts))
+        ;
+    return ts;
+}
 
 /* initial-exec: every callback reads it, and the default model for a
  * shared library calls __tls_get_addr each time. */
@@ -2243,7 +2260,7 @@ static void on_thread_begin(ompt_thread_t type, ompt_data_t *thread_data)
      * (they would truncate the parent's files of the same numbers). */
     if (forked_child)
         return;
-    tstate *ts = calloc(1, sizeof(*ts));
+    tstate *ts = thread_state_new();
     if (!ts)
         return;
     ts->ok = stream_thread_open(&ts->st) == 0;
@@ -3876,7 +3893,7 @@ static void on_target(ompt_target_t kind, ompt_scope_endpoint_t endpoint,
 static tstate *main_thread_state(void)
 {
     tstate *ts = self;
-    if (ts || !(ts = calloc(1, sizeof(*ts))))
+    if (ts || !(ts = thread_state_new()))
         return ts;
     ts->ok = stream_thread_open(&ts->st) == 0;
     if (mode_online)

@@ -258,7 +258,8 @@ static uint64_t dup_rec(int depth);
 static inline __attribute__((always_inline)) void dup_spawn(uint64_t *out,
                                                             int depth)
 {
-#pragma omp task shared(out)
+/* out is the inlined function's own: firstprivate, as by default */
+#pragma omp task firstprivate(out)
     *out = dup_rec(depth);
 }
 
