@@ -390,8 +390,7 @@ int sym_unit_file(sym_table *t, const char *path, const char *file,
      * candidate; a unit named file itself (the usual case: the construct
      * is in the unit's main file) outranks the others. */
     char found[PATH_MAX] = "", joined[PATH_MAX], norm[PATH_MAX];
-    int pass_found = 0;
-    for (int pass = 0; pass < 2 && !pass_found; pass++) {
+    for (int pass = 0; pass < 2 && !found[0]; pass++) {
         for (size_t i = 0; i < m->ncus; i++) {
             Dwarf_Die cudie = m->cus[i].cudie;
             const char *dir = unit_comp_dir(&cudie);
@@ -408,7 +407,6 @@ int sym_unit_file(sym_table *t, const char *path, const char *file,
                 snprintf(found, sizeof(found), "%s", norm);
             else if (strcmp(found, norm))
                 return -1; /* two files of that name: neither is sure */
-            pass_found = 1;
         }
     }
     if (!found[0])
