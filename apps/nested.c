@@ -10,8 +10,8 @@
  * (2 x 4); with the inner level serialized each inner region is a team of
  * one (row parallelism 1) and the outer ~2.  The program's parallelism is
  * lower by the serial set-up.  With clang -O2 the inner region's runtime
- * call is a tail call, so its row is named by an address in libomp (build
- * with -fno-optimize-sibling-calls to get its line).
+ * call is a tail call (its return address lies in libomp); its row is
+ * named by the outlined body, which clang gives the directive's line.
  */
 #include <stdio.h>
 
