@@ -28,10 +28,12 @@
  *   `finalized` and, once finalized, `queued`) by the parent's lock;
  * - a node whose subtree is done is owned by the thread that queued it, which
  *   finalizes it without a lock and then folds it under the parent's lock.
- * A thread never waits for a node's lock: an update that finds the node
+ * A thread rarely waits for a node's lock: an update that finds the node
  * locked is queued on the node (the lock and the queue are one atomic word,
  * `state`) and applied, in the order queued, by the thread that holds the
- * lock, which lets go only when the queue is empty (combining).  A thread
+ * lock, which lets go only when the queue is empty (combining).  Only a
+ * holder that has applied COMBINE_MAX updates of others in one hold makes
+ * the others wait until it lets go (`crowded`, unlock_node).  A thread
  * that queued an update never touches the node again: it may be folded
  * and recycled by the time the update is applied.  So a parent that many threads fold into at once (the scope
  * of a loop of tasks, a barrier phase) is updated by one thread at a time
@@ -42,6 +44,7 @@
 
 #include <math.h>
 #include <pthread.h>
+#include <sched.h>
 #include <stdalign.h>
 #include <stdatomic.h>
 #include <stdlib.h>
@@ -518,6 +521,7 @@ typedef struct park_item {
  * that runs far behind the others inserts deep inside it, every time.
  * The index's entries are apart from the items, which stay small. */
 #define PARK_WALK_MAX 64
+#define COMBINE_MAX 256 /* others' updates a holder applies in one hold */
 
 typedef struct park_key {
     uint64_t idx;
@@ -532,6 +536,9 @@ struct ospg_node {
      * updates the node, the rest the updates queued meanwhile (a node_op
      * list, newest first).  Unlocked, nothing is queued. */
     atomic_uintptr_t state;
+    /* set by a holder that has applied COMBINE_MAX updates of others in
+     * one hold: until it lets go, others wait instead of queueing */
+    atomic_int crowded;
     int linked;             /* on its home's live list */
     int dead;               /* released (its block may await reuse) */
     ospg_node *parent;
@@ -649,6 +656,8 @@ struct ospg {
     ospg_node *root;
     atomic_int err;        /* sticky: the first failure */
     int concurrent;        /* nodes are locked */
+    size_t combine_max;    /* unlock_node; COMBINE_MAX but in tests */
+    atomic_uint_fast64_t crowded_holds; /* holds that reached it */
     uint64_t gen;          /* tells this builder's thread caches apart */
     atomic_uint_fast64_t peak_live;
     ospg_release_fn release_fn;
@@ -2391,11 +2400,14 @@ static void op_free(node_op *op)
     pool_free(op);
 }
 
-/* Applies the updates of list (newest first) in the order queued. */
-static void apply_list(ospg *g, ospg_node *n, node_op *list)
+/* Applies the updates of list (newest first) in the order queued;
+ * returns how many. */
+static size_t apply_list(ospg *g, ospg_node *n, node_op *list)
 {
     node_op *fifo = NULL;
+    size_t count = 0;
     while (list) {
+        count++;
         node_op *next = list->next;
         list->next = fifo;
         fifo = list;
@@ -2407,23 +2419,51 @@ static void apply_list(ospg *g, ospg_node *n, node_op *list)
         op_free(fifo);
         fifo = next;
     }
+    return count;
 }
 
-/* Lets go of n, first applying what others queued meanwhile. */
+/* Lets go of n, first applying what others queued meanwhile.  A thread
+ * that keeps queueing updates of one node faster than the holder applies
+ * them would hold the holder there for good: a single that creates a
+ * million tasks kept the thread that took its scope's lock once applying
+ * its updates, that thread never went back to run the tasks, and every
+ * later update parked behind the first of them (600 MB).  So after
+ * COMBINE_MAX updates of others in one hold, others wait for the holder
+ * to let go (submit) and it applies only what was queued already. */
 static void unlock_node(ospg *g, ospg_node *n)
 {
+    size_t applied = 0;
     uintptr_t st = atomic_load(&n->state);
     for (;;) {
         if (st == 1) {
+            if (applied > g->combine_max)
+                atomic_store_explicit(&n->crowded, 0, memory_order_relaxed);
             if (atomic_compare_exchange_weak(&n->state, &st, 0))
                 return;
             continue;
         }
         if (atomic_compare_exchange_weak(&n->state, &st, 1)) {
-            apply_list(g, n, (node_op *)(st & ~(uintptr_t)1));
+            size_t before = applied;
+            applied += apply_list(g, n, (node_op *)(st & ~(uintptr_t)1));
+            if (applied > g->combine_max) {
+                if (before <= g->combine_max)
+                    atomic_fetch_add_explicit(&g->crowded_holds, 1,
+                                              memory_order_relaxed);
+                atomic_store_explicit(&n->crowded, 1, memory_order_relaxed);
+            }
             st = atomic_load(&n->state);
         }
     }
+}
+
+/* One turn of waiting for a node that is crowded (unlock_node). */
+static void crowd_wait(unsigned *tries)
+{
+    if (++*tries % 256 == 0)
+        sched_yield();
+#if defined(__x86_64__) || defined(__i386__)
+    __builtin_ia32_pause();
+#endif
 }
 
 /* Applies op to n now if n is free, else queues a copy of it for the
@@ -2436,11 +2476,17 @@ static int submit(ospg *g, ospg_node *n, node_op *op, int *queued)
     if (!g->concurrent)
         return apply_op(g, n, op);
     node_op *q = NULL;
+    unsigned tries = 0;
     uintptr_t st = atomic_load(&n->state);
     for (;;) {
         if (!(st & 1)) {
             if (atomic_compare_exchange_weak(&n->state, &st, 1))
                 break;
+            continue;
+        }
+        if (atomic_load_explicit(&n->crowded, memory_order_relaxed)) {
+            crowd_wait(&tries);
+            st = atomic_load(&n->state);
             continue;
         }
         if (!q) {
@@ -2492,6 +2538,7 @@ ospg *ospg_new(size_t nscen, const ospg_scenario *scen)
         return NULL;
     memset(g, 0, sizeof(*g));
     g->nscen = nscen;
+    g->combine_max = COMBINE_MAX;
     g->gen = atomic_fetch_add(&builder_gen, 1) + 1;
     g->scen = calloc(nscen, sizeof(*g->scen));
     if (!g->scen) {
@@ -2520,6 +2567,16 @@ ospg *ospg_new(size_t nscen, const ospg_scenario *scen)
 void ospg_set_concurrent(ospg *g)
 {
     g->concurrent = 1;
+}
+
+void ospg_set_combine_max(ospg *g, size_t updates)
+{
+    g->combine_max = updates;
+}
+
+uint64_t ospg_crowded_holds(const ospg *g)
+{
+    return atomic_load_explicit(&g->crowded_holds, memory_order_relaxed);
 }
 
 void ospg_set_fixed_locations(ospg *g)

@@ -110,6 +110,13 @@ void ospg_set_fixed_locations(ospg *g);
  * nothing else (finish, free, the release hook's map) concurrently. */
 void ospg_set_concurrent(ospg *g);
 
+/* Concurrent builders: how many updates queued by other threads a thread
+ * that holds a node applies in one hold before the others wait for it to
+ * let go instead of queueing more (256; tests lower it to take that path
+ * often), and how many holds reached that number. */
+void ospg_set_combine_max(ospg *g, size_t updates);
+uint64_t ospg_crowded_holds(const ospg *g);
+
 /* Back to one thread: call once no other thread is inside the builder or
  * will be again (their last calls must happen before this one, e.g. the
  * caller saw them stop through an atomic). */

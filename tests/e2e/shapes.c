@@ -64,6 +64,8 @@
  *                   nowait: the runtime's hand-out of a chunk costs far
  *                   more than its code; prints the process's CPU time
  *                   ("whatif-cpu ns=N")
+ *   task_flood      a single creates 10^6 tasks of one increment each;
+ *                   prints how many ran
  *   merged_a, _b    one of two parallel regions in the two branches of an
  *                   if: clang -O2 emits one __kmpc_fork_call for both,
  *                   whose debug line is one region's
@@ -800,6 +802,20 @@ int main(int argc, char **argv)
                     (long long)(u.ru_utime.tv_usec + u.ru_stime.tv_usec) *
                         1000ll);
         printf("ok %s\n", c);
+        return 0;
+    }
+    if (!strcmp(c, "task_flood")) {
+        long ran = 0;
+#pragma omp parallel
+#pragma omp single
+        for (int i = 0; i < 1000000; i++) {
+#pragma omp task
+            {
+#pragma omp atomic
+                ran++;
+            }
+        }
+        printf("ok %s %ld\n", c, ran);
         return 0;
     }
     if (!strcmp(c, "merged_a") || !strcmp(c, "merged_b")) {
