@@ -242,7 +242,10 @@ static uint32_t leader(const ospg_profile *p, size_t s)
     uint32_t best = OSPG_LOC_PROGRAM;
     uint64_t most = 0;
     for (size_t i = 0; i < p->nlocs; i++)
-        if (p->locs[i].critical[s] > most) {
+        /* a sampled line's or a serial tag's critical work is also its
+         * construct's (or the program's): never the leader */
+        if (!p->locs[i].line && !p->locs[i].tag &&
+            p->locs[i].critical[s] > most) {
             most = p->locs[i].critical[s];
             best = p->locs[i].loc;
         }
@@ -343,8 +346,9 @@ static size_t candidates(const ospg_profile *p, const loctab *lt,
             const loctab_entry *le = loctab_get(lt, p->locs[i].loc);
             /* a sampled line or a serial fragment's tag: no scenario can
              * select it (its code is some location's) */
-            if (le && (report_is_line(le->directive) ||
-                       report_is_serial(le->directive)))
+            if (p->locs[i].tag || p->locs[i].line ||
+                (le && (report_is_line(le->directive) ||
+                        report_is_serial(le->directive))))
                 continue;
             int taken = 0;
             for (size_t j = 0; j < n; j++)
@@ -454,7 +458,8 @@ int analyze_trace(const char *dir, const char *outdir,
                          .note = on_note, .arg = &ms, .scan_only = 1,
                          .allow_partial = partial,
                          .progress = "reading the trace's names"};
-    int replayed = replay_dir(dir, 1, NULL, lt, &scan, &prof, NULL, err,
+    replay_stats scan_st = {0};
+    int replayed = replay_dir(dir, 1, NULL, lt, &scan, &prof, &scan_st, err,
                               sizeof(err));
     if (report_meta_get(ms.meta, "unsupported")) {
         fprintf(stderr, "whatif analyze: %s: the program ran %s, which "
@@ -528,10 +533,17 @@ int analyze_trace(const char *dir, const char *outdir,
         fprintf(stderr, "whatif analyze: %s\n", err);
         goto out;
     }
+    /* names the first pass could not read are names this profile lacks */
+    if (scan_st.partial && !st.partial) {
+        st.partial = 1;
+        snprintf(st.partial_why, sizeof(st.partial_why), "%s",
+                 scan_st.partial_why);
+    }
     if (st.partial && prof.nodes <= 1 && prof.work == 0) {
         fprintf(stderr, "whatif analyze: %s: the trace holds no work of the "
                         "program (it ended before any record was written: "
-                        "killed by SIGKILL, or at its very start)\n", dir);
+                        "killed by SIGKILL, left by a raw exit_group system "
+                        "call, or at its very start)\n", dir);
         goto out;
     }
     if (st.partial) {

@@ -453,6 +453,7 @@ typedef struct stat_entry {
     uint64_t instances;
     uint64_t work;
     int tag;             /* a tag location (see "Tags") */
+    int line;            /* a sampled line's (apply_lines) */
     UT_hash_handle hh;
     uint64_t span[]; /* [nscen]: summed for plain entries, maxed in groups */
 } stat_entry;
@@ -1189,6 +1190,7 @@ static void stat_combine(ospg *g, stat_entry *dst, const stat_entry *src)
 {
     dst->work += src->work;
     dst->tag |= src->tag;
+    dst->line |= src->line;
     if (dst->key.group) {
         dst->instances = 1;
         for (size_t s = 0; s < g->nscen; s++)
@@ -1537,6 +1539,7 @@ static int apply_lines(ospg *g, ospg_node *n, uint64_t work,
                                 total);
         if (stats_add(g, n, smp[k].loc, NULL, w, shares, smp[k].count))
             return gerr(g);
+        n->hot->line = 1;
     }
     return 0;
 }
@@ -3075,6 +3078,7 @@ static int build_profile(ospg *g, ospg_profile *out)
         ls->critical = ls->span + g->nscen;
         memcpy(ls->span, e->span, g->nscen * sizeof(uint64_t));
         ls->tag = e->tag;
+        ls->line = e->line;
         for (size_t s = 0; s < g->nscen; s++) {
             ls->critical[s] = cmap_get(&r->ser[s].crit, ls->loc);
             if (e->tag) /* its longest chain, not a sum */

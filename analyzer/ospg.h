@@ -307,6 +307,7 @@ typedef struct ospg_loc_stat {
     uint64_t *critical;  /* [nscen] program critical-path work of W-nodes
                           * located here */
     int tag;             /* a tag location: span is its longest chain */
+    int line;            /* a sampled source line (ospg_sample counts) */
 } ospg_loc_stat;
 
 typedef struct ospg_profile {

@@ -631,6 +631,17 @@ static int row_kind(const char *directive)
                                          : ROWS_DIRECTIVES;
 }
 
+/* Which file a location's row goes to, for its statistics st.  A tag (a
+ * sampled line, a serial fragment) whose LOC record was lost with its
+ * stream (a program that ended inside a region: only the exiting
+ * thread's stream is written) is a line still, never a directive row. */
+static int stat_row_kind(const ospg_loc_stat *st, const loc_name *nm)
+{
+    if ((st->tag || st->line) && !strcmp(nm->directive, "unknown"))
+        return ROWS_LINES;
+    return row_kind(nm->directive);
+}
+
 /* The rows after the program row, in the contract's order, of one kind:
  * the directives' and regions', the sampled source lines' or the serial
  * fragments'.  *items and *order are the caller's to free.  Returns 0, or
@@ -662,7 +673,7 @@ static int sorted_rows(const ospg_profile *p, size_t scen, const loctab *lt,
         it->st = st;
         it->crit_key = pspan ? st->critical[scen] : 0;
         resolve_name(lt, st->loc, &it->name);
-        if (row_kind(it->name.directive) != kind)
+        if (stat_row_kind(st, &it->name) != kind)
             continue;
         order[n++] = it;
     }
@@ -1472,7 +1483,7 @@ static int has_rows(const ospg_profile *p, const loctab *lt, int kind)
     for (size_t i = 0; i < p->nlocs; i++) {
         loc_name nm;
         resolve_name(lt, p->locs[i].loc, &nm);
-        if (row_kind(nm.directive) == kind)
+        if (stat_row_kind(&p->locs[i], &nm) == kind)
             return 1;
     }
     return 0;

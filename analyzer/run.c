@@ -319,6 +319,30 @@ static int needs_libgomp(const char *path)
     return found;
 }
 
+/* 1 when the ELF file is statically linked (no program interpreter):
+ * LD_PRELOAD cannot put the tool into it. */
+static int is_static_elf(const char *path)
+{
+    int fd = open(path, O_RDONLY | O_CLOEXEC), interp = 0, elf = 0;
+    if (fd < 0)
+        return 0;
+    elf_version(EV_CURRENT);
+    Elf *e = elf_begin(fd, ELF_C_READ, NULL);
+    size_t n = 0;
+    if (e && elf_kind(e) == ELF_K_ELF && elf_getphdrnum(e, &n) == 0) {
+        elf = 1;
+        for (size_t i = 0; i < n; i++) {
+            GElf_Phdr ph;
+            if (gelf_getphdr(e, (int)i, &ph) && ph.p_type == PT_INTERP)
+                interp = 1;
+        }
+    }
+    if (e)
+        elf_end(e);
+    close(fd);
+    return elf && !interp;
+}
+
 /* The shared tool next to this executable: BIN/../lib/libwhatif.so. */
 static int find_tool(char *buf, size_t len)
 {
@@ -437,6 +461,7 @@ static int children_profiles(const char *dir, const char *factors,
 static void remove_markers(const char *dir)
 {
     static const char *const marks[] = {".whatif-started",
+                                        ".whatif-ended",
                                         ".whatif-child-started",
                                         ".whatif-tool-disabled"};
     char p[PATH_MAX + 64];
@@ -575,6 +600,11 @@ static int profile_once(const run_cfg *c, const char *dir, int *have_out)
             fprintf(stderr, "whatif run: %s ran no OpenMP construct itself, "
                             "but a process it started did: profile such "
                             "processes with --children profile\n", prog);
+        else if (is_static_elf(c->prog_path))
+            fprintf(stderr, "whatif run: %s is statically linked, so whatif "
+                            "cannot load its tool into it: build it without "
+                            "-static, or link the tool in (clang -fopenmp "
+                            "with libwhatif.a, README \"Usage\")\n", prog);
         else
             fprintf(stderr, "whatif run: %s ran no OpenMP construct (the "
                             "OpenMP runtime never started): there is nothing "
@@ -585,6 +615,19 @@ static int profile_once(const run_cfg *c, const char *dir, int *have_out)
         return prog_status ? prog_status : kids ? 0 : 1;
     }
     int have = 0;
+    /* The tool says it saw the end (its exit handler or the runtime's
+     * shutdown); a program that left without either (a raw exit_group
+     * system call) took the on-the-fly profile and the last records with
+     * it. */
+    int unseen_end = !signaled && !exists(dir, ".whatif-ended");
+    if (unseen_end)
+        fprintf(stderr, "whatif run: %s ended without running its exit "
+                        "handlers (a raw exit_group system call?): the "
+                        "profile lacks its end%s\n", prog,
+                strcmp(mode, "online") ? ""
+                                       : "; on the fly it is written at "
+                                         "exit, so there is none (--mode "
+                                         "offline keeps what was recorded)");
     if (strcmp(mode, "online")) { /* offline or both: the trace */
         if (analyze) {
             /* The run is ours: a trace cut short (a crash, a kill, _exit)
@@ -635,7 +678,7 @@ static int profile_once(const run_cfg *c, const char *dir, int *have_out)
         fprintf(stderr, "whatif run: the profile is incomplete: %s could not "
                         "be written (the profiler said why above)\n",
                 missing);
-    else if (!have && !(strcmp(mode, "online") && !analyze))
+    else if (!have && !unseen_end && !(strcmp(mode, "online") && !analyze))
         fprintf(stderr, "whatif run: no profile written (the profiler "
                         "said why above)\n");
     remove_markers(dir);

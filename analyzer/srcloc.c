@@ -154,6 +154,7 @@ int srcloc_merge_profile(ospg_profile *p, const loctab *lt)
             into->critical[s] += ls->critical[s];
         }
         into->tag |= ls->tag;
+        into->line |= ls->line;
     }
     int merged = (int)(p->nlocs - out);
     p->nlocs = out;

@@ -14,6 +14,7 @@
 #define _POSIX_C_SOURCE 200809L
 
 #include "trace.h"
+#include "fdkeep.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -37,6 +38,10 @@
 #define REC_MAX (1u + 5u * VARINT_MAX + 1u + 5u + 3u + \
                  TRACE_MAX_DEPS * (VARINT_MAX + 1u))
 _Static_assert(REC_MAX <= TRACE_BLOCK_MAX, "largest record must fit a block");
+/* The largest LEAF or END (what a TIME may precede): a LEAF with type,
+ * parent, idx, kind, loc, group, owner, nchildren and its W-child's work,
+ * loc, region and flags. */
+#define TIMED_REC_MAX (1u + 12u * VARINT_MAX)
 _Static_assert(2u * (TRACE_MAX_STR + 3u) + 1u <= TRACE_BLOCK_MAX,
                "largest META/LOC record must fit a block");
 
@@ -634,7 +639,8 @@ trace_writer *trace_writer_open(const char *path, uint32_t stream,
         return NULL;
     }
     w->bsize = bsize;
-    w->fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+    w->fd = fd_keep(open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC,
+                         0644));
     if (w->fd < 0) {
         int e = errno;
         free(w->buf);
@@ -856,8 +862,12 @@ static int write_interval(trace_writer *w, uint8_t type, uint64_t start_ns,
     }
     if (start_ns > end_ns)
         return reject(w);
+    /* a TIME and the LEAF or END it times go in one block: a reader
+     * that skips blocks of graph records (the names pass) must not meet
+     * a TIME whose record it skipped */
     enum { BOUND = 1 + 2 * VARINT_MAX };
-    if (!w->failed && w->used + BOUND > w->bsize && flush_block(w) < 0) {
+    size_t room = type == TRACE_TIME ? BOUND + TIMED_REC_MAX : BOUND;
+    if (!w->failed && w->used + room > w->bsize && flush_block(w) < 0) {
         w->dropped++;
         return -1;
     }
@@ -1288,6 +1298,9 @@ static int next_block(trace_reader *r)
                         "remain", (unsigned long)len, (size_t)n);
         r->pay_len = r->pos = 0;
         r->pay_checked = 1;
+        /* a TIME that ended the block before was its first record's
+         * (before trace writers kept the two in one block) */
+        r->timed = 0;
         return 1;
     }
     if (r->fd >= 0 &&

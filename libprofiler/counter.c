@@ -16,6 +16,7 @@
  * are measured by bench/metric_cost.c (docs/performance.md).
  */
 #include "counter.h"
+#include "fdkeep.h"
 
 #include <errno.h>
 #include <linux/perf_event.h>
@@ -202,8 +203,8 @@ static int switches_open(void)
     a.config = PERF_COUNT_SW_DUMMY;
     a.exclude_kernel = 1;
     a.exclude_hv = 1;
-    return (int)syscall(SYS_perf_event_open, &a, 0, -1, -1,
-                        PERF_FLAG_FD_CLOEXEC);
+    return fd_keep((int)syscall(SYS_perf_event_open, &a, 0, -1, -1,
+                                PERF_FLAG_FD_CLOEXEC));
 }
 
 static int perf_open(const counter_metric *m)
@@ -217,8 +218,8 @@ static int perf_open(const counter_metric *m)
     a.config2 = m->perf_config2;
     a.exclude_kernel = 1;
     a.exclude_hv = 1;
-    return (int)syscall(SYS_perf_event_open, &a, 0, -1, -1,
-                        PERF_FLAG_FD_CLOEXEC);
+    return fd_keep((int)syscall(SYS_perf_event_open, &a, 0, -1, -1,
+                                PERF_FLAG_FD_CLOEXEC));
 }
 
 /* Fills the perf attributes of a PMU metric; 0 or -1 with err set. */

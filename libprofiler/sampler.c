@@ -10,6 +10,7 @@
  * record may wrap around the end of the ring.
  */
 #include "sampler.h"
+#include "fdkeep.h"
 
 #include <errno.h>
 #include <linux/perf_event.h>
@@ -35,8 +36,8 @@ int sampler_open(sampler_thread *s, uint64_t period_ns)
     a.exclude_kernel = 1;
     a.exclude_hv = 1;
     a.wakeup_events = 1u << 30; /* never wake anyone: nobody polls */
-    int fd = (int)syscall(SYS_perf_event_open, &a, 0, -1, -1,
-                          PERF_FLAG_FD_CLOEXEC);
+    int fd = fd_keep((int)syscall(SYS_perf_event_open, &a, 0, -1, -1,
+                                  PERF_FLAG_FD_CLOEXEC));
     if (fd < 0)
         return -1;
     long page = sysconf(_SC_PAGESIZE);

@@ -791,6 +791,17 @@ __attribute__((constructor)) static void on_load(void)
         cpu_origin = main_metric_now();
 }
 
+static void touch_marker(const char *name);
+
+/* Tells `whatif run` that the program's end reached the tool (a program
+ * that leaves with a raw exit_group system call never gets here). */
+static void seen_end(void)
+{
+    const char *run = getenv("WHATIF_PID");
+    if (!child_dir[0] && run && strtol(run, NULL, 10) == (long)getpid())
+        touch_marker(".whatif-ended");
+}
+
 /* An empty file name in the output directory, for `whatif run`. */
 static void touch_marker(const char *name)
 {
@@ -3927,15 +3938,18 @@ static void finish(void)
         return;
     finalized = 1;
     if (atomic_load(&unsupported)) {
+        seen_end();
         report_unsupported();
         stream_flush_all();
         return;
     }
     if (main_began ? !(ts && ts->ctx == &initial_ctx) : gettid() != getpid()) {
+        seen_end();
         stream_flush_all();
         return;
     }
     if (!(ts = main_thread_state())) {
+        seen_end();
         stream_flush_all();
         return;
     }
@@ -3960,6 +3974,7 @@ static void finish(void)
         record_work_at(ts, TRACE_ROOT_ID,
                        idx != UINT64_MAX ? idx : child_idx(&root), work);
     }
+    seen_end(); /* after the program's last fragment: not its work */
     char n[32];
     snprintf(n, sizeof(n), "%u", stream_count());
     stream_meta(&ts->st, "threads", n);
@@ -4102,6 +4117,7 @@ static void at_exit(void)
     finalized = 1;
     if (ts)
         frag_close(ts);
+    seen_end();
     if (mode_online)
         write_online(1);
     if (ts && ts->ok && ts->st.w)
@@ -4159,6 +4175,7 @@ static int on_initialize(ompt_function_lookup_t lookup, int device,
     REGISTER(ompt_callback_sync_region_wait, on_sync_region_wait);
     active = 1;
     atexit(at_exit);
+    at_quick_exit(at_exit);
     return 1;
 }
 
@@ -4340,10 +4357,18 @@ ompt_start_tool(unsigned int omp_version,
     const char *out = getenv("WHATIF_OUT");
     if (!out || !*out)
         out = "whatif-out";
-    if (child_dir[0])
-        snprintf(out_dir, sizeof(out_dir), "%s/%s", out, child_dir);
-    else
-        snprintf(out_dir, sizeof(out_dir), "%s", out);
+    /* A relative directory is taken from where the program stands now:
+     * one that changes directory later still writes its profile here. */
+    char cwd[2048] = "";
+    if (out[0] != '/' && (!getcwd(cwd, sizeof(cwd)) || cwd[0] != '/'))
+        cwd[0] = 0;
+    if (snprintf(out_dir, sizeof(out_dir), "%s%s%s%s%s", cwd,
+                 cwd[0] ? "/" : "", out, child_dir[0] ? "/" : "",
+                 child_dir) >= (int)sizeof(out_dir)) {
+        fprintf(stderr, "whatif: WHATIF_OUT is too long; profiling "
+                        "disabled\n");
+        return NULL;
+    }
     out = out_dir;
     char dir[4200];
     snprintf(dir, sizeof(dir), "%s/trace", out);

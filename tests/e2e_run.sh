@@ -97,6 +97,17 @@ PROCESS_WHAT=toolsoff "$whatif" run --metric cputime -q -o toolsoff -- ./process
 rc=$?
 if [ $rc -eq 1 ] && grep -q "turned the OpenMP tools interface off itself" toolsoff.err; then ok; else
   ko "toolsoff: rc $rc, $(cat toolsoff.err)"; fi
+#    a statically linked program: the tool cannot be preloaded, said so
+#    (it was told it ran no OpenMP and asked whether it used -fopenmp)
+printf 'int main(void) { return 0; }\n' >static.c
+if gcc -static static.c -o static_prog 2>static.cc.err; then
+  "$whatif" run --metric cputime -q -o static-out -- ./static_prog >/dev/null 2>static.err
+  rc=$?
+  if [ $rc -eq 1 ] && grep -q "is statically linked, so whatif cannot load its tool" static.err; then ok; else
+    ko "static program: rc $rc: $(head -2 static.err)"; fi
+else
+  ko "gcc -static failed (libc6-dev): $(head -2 static.cc.err)"
+fi
 #    a wrapper script whose child runs OpenMP: said, and profiled on request
 printf '#!/bin/sh\n"%s" child\n' "$PWD/process" >wrapper.sh && chmod +x wrapper.sh
 "$whatif" run --metric cputime -q -o wrapped -- ./wrapper.sh >/dev/null 2>wrapped.err
@@ -152,6 +163,21 @@ for mode in online offline; do
     ko "_exit ($mode): rc $rc, work ${w:-none}: $(head -2 qe.err)"; fi
 done
 
+#    C11's quick_exit runs only at_quick_exit handlers: the tool has one
+for mode in online offline; do
+  "$whatif" run --metric cputime -q --mode $mode -o cqe-$mode -- ./process cquickexit >/dev/null 2>cqe.err
+  rc=$?
+  w=$(work_of cqe-$mode)
+  if [ $rc -eq 0 ] && [ -n "$w" ] && awk -v w="$w" 'BEGIN { exit !(w > 15e6 && w < 28e6) }'; then ok; else
+    ko "quick_exit ($mode): rc $rc, work ${w:-none}: $(head -2 cqe.err)"; fi
+done
+#    a raw exit_group runs no handler at all: said so, not "said why above"
+"$whatif" run --metric cputime -q --mode online -o eg -- ./process exitgroup >/dev/null 2>eg.err
+rc=$?
+if [ $rc -eq 1 ] && grep -q "ended without running its exit handlers" eg.err &&
+   ! grep -q "said why above" eg.err; then ok; else
+  ko "exit_group: rc $rc: $(head -3 eg.err)"; fi
+
 # 4. the output directory: made with its parents, absolute, checked first
 "$whatif" run --metric cputime -q -o deep/a/b -- ./process chdir >/dev/null 2>&1
 if parent_only deep/a/b; then ok; else ko "-o deep/a/b with a program that changes directory"; fi
@@ -167,11 +193,31 @@ rc=$?
 if [ $rc -eq 1 ] && [ ! -s afile.out ] && grep -q "cannot create the directory" afile.err; then ok; else
   ko "-o naming a file: rc $rc, program output '$(cat afile.out)'"; fi
 
+#    the tool attached without whatif run, a relative WHATIF_OUT: the
+#    program's later change of directory does not move the profile
+rm -rf relout
+WHATIF_OUT=relout OMP_TOOL_LIBRARIES="$(dirname "$whatif")/../lib/libwhatif.so" \
+  ./process chdir >/dev/null 2>relout.err
+if [ -s relout/profile.csv ] && [ ! -e /relout ]; then ok; else
+  ko "relative WHATIF_OUT, the program changes directory: $(ls relout 2>&1 | head -3)"; fi
+
 # 5. the program's stdout is its own; the summary goes to stderr
 for mode in online offline; do
   "$whatif" run --metric cputime --mode $mode -o so-$mode -- ./process >so.out 2>so.err
   if [ "$(cat so.out)" = "parent ok" ] && grep -q "^whatif: program: work" so.err; then ok; else
     ko "stdout ($mode): '$(cat so.out)'"; fi
+done
+
+#    started with stdout and stdin closed: the tool's files never take
+#    descriptors 0-2, so the program's output goes nowhere, not into a
+#    trace stream (it once did: offline, its printf landed in thread 0's)
+for mode in offline online; do
+  rm -rf closed-$mode
+  "$whatif" run --metric cputime -q --mode $mode -o closed-$mode -- ./process >&- <&- 2>closed.err
+  rc=$?
+  if [ $rc -eq 0 ] && [ -s closed-$mode/profile.csv ] &&
+     ! grep -rqa "parent ok" closed-$mode; then ok; else
+    ko "stdout closed ($mode): rc $rc: $(grep -rla 'parent ok' closed-$mode | head -2) $(head -2 closed.err)"; fi
 done
 
 # 7. a program built with GCC runs on libomp

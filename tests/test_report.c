@@ -440,6 +440,17 @@ static void test_csv(void)
     free(got);
     free(again);
 
+    /* a sampled line whose name was lost with its stream (loc 6 has no
+     * LOC here) is no directive row: it goes with the lines */
+    for (size_t i = 0; i < p.nlocs; i++)
+        p.locs[i].line = p.locs[i].loc == 6;
+    CHECK(report_write_profile_csv(path, &p, 0, lt, err, sizeof err) == 0);
+    got = slurp(path);
+    CHECK(got && !strstr(got, "loc#6") && strstr(got, "d.c:4,loop"));
+    free(got);
+    for (size_t i = 0; i < p.nlocs; i++)
+        p.locs[i].line = 0;
+
     /* errors */
     CHECK(report_write_profile_csv(path, &p, 1, lt, err, sizeof err) == -1);
     CHECK(strstr(err, "scenario 1 out of range") != NULL);

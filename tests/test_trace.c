@@ -877,6 +877,149 @@ static void test_time_records(void)
           "a TIME in a version 4 file: %s", as4);
 }
 
+/* The blocks of a trace file written by the writer: offsets of their
+ * headers, at most max; returns how many. */
+static size_t block_offsets(const uint8_t *b, size_t n, size_t *off,
+                            size_t max)
+{
+    size_t k = 0, at = 24;
+    while (k < max && at + 8 <= n) {
+        uint32_t len = ((uint32_t)b[at] | (uint32_t)b[at + 1] << 8 |
+                        (uint32_t)b[at + 2] << 16 |
+                        (uint32_t)b[at + 3] << 24) & 0x7fffffffu;
+        if (at + 8 + len > n)
+            break;
+        off[k++] = at;
+        at += 8 + len;
+    }
+    return k;
+}
+
+/* Timed records read from the file header of b followed by the blocks
+ * [from, to) of b (each block decodes alone: its deltas start afresh). */
+static size_t timed_in(const uint8_t *b, size_t n, const size_t *off,
+                       size_t nblk, size_t from, size_t to)
+{
+    size_t end = to < nblk ? off[to] : n;
+    size_t len = 24 + (end - off[from]);
+    uint8_t *one = malloc(len);
+    if (!one)
+        return 0;
+    memcpy(one, b, 24);
+    memcpy(one + 24, b + off[from], end - off[from]);
+    trace_reader *r = trace_reader_open_mem(one, len, "blocks");
+    trace_rec rec;
+    size_t timed = 0;
+    while (r && trace_reader_next(r, &rec) == 1)
+        timed += rec.timed;
+    trace_reader_close(r);
+    free(one);
+    return timed;
+}
+
+/* A TIME at the end of a block of names whose LEAF opens a block of graph
+ * records only: the names pass skips that block, and once took the next
+ * record it read for the TIME's (`whatif analyze` refused such traces, and
+ * `whatif run` lost the names after it).  The writer now keeps the two in
+ * one block wherever a block can hold both; the reader passes old ones. */
+static void test_time_block_edge(void)
+{
+    /* An old trace's three blocks, spliced from three files: names then a
+     * TIME; the LEAF (graph records only); a name. */
+    char pa[128], pb[128], pc[128];
+    path_of(pa, sizeof pa, "edge-a.tr");
+    path_of(pb, sizeof pb, "edge-b.tr");
+    path_of(pc, sizeof pc, "edge-c.tr");
+    ospg_leaf_work lw = {12345, 3, 0, 0};
+    trace_writer *w = trace_writer_open(pa, 1, 0, 0);
+    int ok = w && trace_write_loc(w, 7, "task", "x.c:1") == 0 &&
+             trace_write_work(w, 1, 0, 100, 2, 0, 0) == 0 &&
+             trace_write_time(w, 1000, 2000) == 0;
+    ok &= w && trace_writer_close(w) == 0;
+    w = trace_writer_open(pb, 1, 0, 0);
+    ok &= w && trace_write_leaf(w, 1, 1, OSPG_P, 3, 0, 0, &lw) == 0 &&
+          trace_write_work(w, 1, 2, 100, 2, 0, 0) == 0;
+    ok &= w && trace_writer_close(w) == 0;
+    w = trace_writer_open(pc, 1, 0, 0);
+    ok &= w && trace_write_loc(w, 8, "task", "x.c:2") == 0;
+    ok &= w && trace_writer_close(w) == 0;
+    size_t na, nb, nc;
+    uint8_t *a = slurp(pa, &na), *b = slurp(pb, &nb), *c = slurp(pc, &nc);
+    uint8_t *all = a && b && c ? malloc(na + nb + nc) : NULL;
+    size_t n = 0;
+    if (all) {
+        memcpy(all, a, na);
+        memcpy(all + na, b + 24, nb - 24);
+        memcpy(all + na + nb - 24, c + 24, nc - 24);
+        n = na + nb + nc - 48;
+    }
+    trace_reader *r = all ? trace_reader_open_mem(all, n, "spliced") : NULL;
+    trace_reader_skim(r, 1);
+    int k;
+    size_t got = drain(r, &k);
+    CHECK(ok && r && k == 0 && got == 2,
+          "a TIME that ends a block of names, its leaf in a block passed "
+          "unread: %zu names read (%s)", got,
+          r && trace_reader_error(r) ? trace_reader_error(r) : "-");
+    trace_reader_close(r);
+    r = all ? trace_reader_open_mem(all, n, "spliced") : NULL;
+    trace_rec rec;
+    size_t timed = 0;
+    while (r && (k = trace_reader_next(r, &rec)) == 1)
+        timed += rec.type == TRACE_LEAF && rec.timed;
+    CHECK(r && k == 0 && timed == 1, "read whole, the leaf takes the TIME "
+          "of the block before (%zu)", timed);
+    trace_reader_close(r);
+    free(a);
+    free(b);
+    free(c);
+    free(all);
+
+    /* Blocks that can hold both: no TIME is parted from its record,
+     * whatever fills the blocks (a LOC now and then, so that blocks of
+     * names and of graph records alternate), and the names pass reads
+     * every name. */
+    for (size_t bsize = 256; bsize <= 4096; bsize *= 2) {
+        char p[128];
+        path_of(p, sizeof p, "time-fill.tr");
+        w = trace_writer_open(p, 1, bsize, 0);
+        ok = w != NULL;
+        size_t nloc = 0;
+        for (uint64_t i = 0; ok && i < 4000; i++) {
+            ospg_leaf_work big = {i << 40, 3, (uint32_t)i % 5, 0};
+            if (i % 37 == 0)
+                ok &= trace_write_loc(w, (uint32_t)(10 + nloc++), "task",
+                                      "x.c:3") == 0;
+            ok &= trace_write_work(w, 1, i, i * 12345, 2, 0, 0) == 0;
+            ok &= trace_write_time(w, i * 1000, i * 1000 + 500) == 0;
+            ok &= (i % 3 ? trace_write_leaf(w, i << 30, i, OSPG_P, 1,
+                                            i % 2 ? i : 0, i << 20, &big)
+                         : trace_write_end(w, i << 30, i, 4)) == 0;
+        }
+        ok &= w && trace_writer_close(w) == 0;
+        r = trace_reader_open(p);
+        trace_reader_skim(r, 1);
+        got = drain(r, &k);
+        CHECK(ok && r && k == 0 && got == nloc,
+              "bsize %zu: %zu of %zu names through the names pass (%s)",
+              bsize, got, nloc,
+              r && trace_reader_error(r) ? trace_reader_error(r) : "-");
+        trace_reader_close(r);
+        /* each block read alone keeps all its timings */
+        size_t len, off[4096];
+        uint8_t *img = slurp(p, &len);
+        size_t nblk = img ? block_offsets(img, len, off, 4096) : 0;
+        size_t whole = nblk ? timed_in(img, len, off, nblk, 0, nblk) : 0,
+               apart = 0;
+        for (size_t i = 0; i < nblk; i++)
+            apart += timed_in(img, len, off, nblk, i, i + 1);
+        CHECK(nblk > 2 && whole == 4000 && apart == whole,
+              "bsize %zu: %zu blocks, %zu timed records, %zu with their "
+              "TIME in their own block", bsize, nblk, whole, apart);
+        free(img);
+    }
+}
+
 /* WAIT records: intervals of their own, coded against the same previous
  * end as TIMEs, returned as records (skimming too); none in version 5,
  * none between a TIME and its LEAF or END. */
@@ -2146,6 +2289,7 @@ int main(void)
     test_version1();
     test_leaf_image();
     test_time_records();
+    test_time_block_edge();
     test_wait_records();
     test_region_records();
     test_round_trip();

@@ -3,8 +3,12 @@
  * wait for a signal.  tests/e2e_run.sh profiles each.
  *
  *   process WHAT    (none, child, system, fork, forkexit, forkrace, crash,
- *                    abort, overflow, quickexit, chdir, sleep, stdin,
- *                    toolsoff; toolsoff needs PROCESS_WHAT=toolsoff too)
+ *                    abort, overflow, quickexit, cquickexit, exitgroup,
+ *                    chdir, sleep, stdin, toolsoff; toolsoff needs
+ *                    PROCESS_WHAT=toolsoff too)
+ *
+ * quickexit ends with _exit, cquickexit with C11's quick_exit, exitgroup
+ * with a raw exit_group system call (no exit handler of anyone's runs).
  *
  * stdin: a thread of the program's own runs a region and ends (its OpenMP
  * thread ends with it), then the program copies a line of its standard
@@ -21,6 +25,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -137,6 +142,12 @@ int main(int argc, char **argv)
     } else if (!strcmp(what, "quickexit")) {
         fflush(stdout);
         _exit(0);
+    } else if (!strcmp(what, "cquickexit")) {
+        fflush(stdout);
+        quick_exit(0);
+    } else if (!strcmp(what, "exitgroup")) {
+        fflush(stdout);
+        syscall(SYS_exit_group, 0);
     } else if (!strcmp(what, "chdir")) {
         if (chdir("/"))
             return 4;
