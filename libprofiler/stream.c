@@ -455,6 +455,7 @@ typedef struct chain_key {
     const void *code, *start;
     const void *frames[STREAM_CHAIN_FRAMES];
     uint32_t nframes, parent;
+    int tail;
 } chain_key;
 
 typedef struct chain_entry {
@@ -547,8 +548,9 @@ static void chain_add(const void *ra, int inline_only, const char *own,
 }
 
 uint32_t stream_chain(stream_thread *st, const void *code,
-                      const void *ident, const void *const *frames,
-                      int nframes, uint32_t parent, const void *start)
+                      const void *ident, int tail,
+                      const void *const *frames, int nframes,
+                      uint32_t parent, const void *start)
 {
     (void)st;
     if (!ctx_depth)
@@ -562,6 +564,7 @@ uint32_t stream_chain(stream_thread *st, const void *code,
     memcpy(key.frames, frames, key.nframes * sizeof(*frames));
     key.parent = parent;
     key.start = start;
+    key.tail = tail;
     chain_entry *e;
     pthread_mutex_lock(&lock);
     HASH_FIND(hh, chains, &key, sizeof(key), e);
@@ -580,10 +583,12 @@ uint32_t stream_chain(stream_thread *st, const void *code,
     }
     if (start)
         describe(start, skip, sizeof(skip));
-    /* code's own line is a site when it is not the construct's: a tail
-     * call returns into the caller of the construct's function */
+    /* code's own line is a site when it is not the construct's and the
+     * call may be a tail call, which returns into the caller of the
+     * construct's function */
     if (code)
-        chain_add(code, !strcmp(own, at), own, skip, buf, sizeof(buf), &n);
+        chain_add(code, !tail || !strcmp(own, at), own, skip, buf,
+                  sizeof(buf), &n);
     for (uint32_t i = 0; i < key.nframes; i++)
         chain_add(key.frames[i], 0, own, skip, buf, sizeof(buf), &n);
     /* the parent's sites, as many as room is left */

@@ -86,12 +86,15 @@ int stream_context(void);
  * parent's, at most the depth set.  Sites at start's line are left out:
  * the compiler's outlined body is called from its directive's line, a
  * nesting, not a call.  A construct whose runtime call the compiler made
- * a tail call is named by its ident_t: code then returns into its
- * function's caller, whose line is the first site.  0 when contexts are
- * off. */
+ * a tail call (tail: it may be one) is named by its ident_t: code then
+ * returns into its function's caller, whose line is the first site where
+ * it differs from the ident_t's; with tail 0 code's own line is never a
+ * site (a dynamic loop's runtime call is on its `for` line, the ident_t's
+ * on its directive's).  0 when contexts are off. */
 uint32_t stream_chain(stream_thread *st, const void *code,
-                      const void *ident, const void *const *frames,
-                      int nframes, uint32_t parent, const void *start);
+                      const void *ident, int tail,
+                      const void *const *frames, int nframes,
+                      uint32_t parent, const void *start);
 
 /* stream_loc_ident, the name followed by the context chain's sites (a
  * chain of 0 is none). */

@@ -1397,7 +1397,7 @@ static int frame_kind(const void *ra)
 /* The calling context of a construct at return address code, met in task
  * c (0 when contexts are off). */
 static uint32_t context_of(tstate *ts, const tctx *c, const void *code,
-                           const void *ident)
+                           const void *ident, int kind)
 {
     if (!stream_context())
         return 0;
@@ -1405,6 +1405,12 @@ static uint32_t context_of(tstate *ts, const tctx *c, const void *code,
     int n = backtrace(fr, CTX_WALK), i = 0;
     while (i < n && fr[i] != code)
         i++;
+    /* A loop's runtime call is never a tail call (the loop follows it):
+     * its code, on the stack, is the construct's own even on another
+     * line (a dynamic loop's call is on its `for` line).  Other calls
+     * may be, through the preloaded wrapper too, whose return address
+     * is then the caller's. */
+    int tail = i == n || (kind != DIR_LOOP && kind != DIR_SECTIONS);
     if (i == n) {
         /* a tail call (code named by its ident_t): no frame returns to
          * it; its function's caller is the first program frame */
@@ -1421,7 +1427,7 @@ static uint32_t context_of(tstate *ts, const tctx *c, const void *code,
         if (k == FRAME_PROGRAM)
             keep[nk++] = fr[i];
     }
-    return stream_chain(&ts->st, code, ident, keep, nk,
+    return stream_chain(&ts->st, code, ident, tail, keep, nk,
                         c ? c->ctx_chain : 0,
                         c ? c->ctx_code : NULL);
 }
@@ -1434,7 +1440,7 @@ static uint32_t construct_loc(tstate *ts, const tctx *c, const void *code,
     if (!stream_context())
         return stream_loc_ident(&ts->st, code, ident, kind);
     return stream_loc_ctx(&ts->st, code, ident, kind,
-                          context_of(ts, c, code, ident));
+                          context_of(ts, c, code, ident, kind));
 }
 
 /* ---- Node records ---- */
@@ -2396,7 +2402,7 @@ static void on_parallel_begin(ompt_data_t *enc_data, const ompt_frame_t *frame,
         r->share_cap = 0;
     r->share_begun = r->share_phase + r->share_cap;
     r->uid = atomic_fetch_add(&region_uid, 1) + 1;
-    r->chain = context_of(ts, c, code, ident);
+    r->chain = context_of(ts, c, code, ident, DIR_PARALLEL);
     r->code = code;
     r->loc = stream_loc_ctx(&ts->st, code, ident, DIR_PARALLEL, r->chain);
     r->team = requested;
@@ -3331,7 +3337,7 @@ static void on_task_create(ompt_data_t *enc_data, const ompt_frame_t *frame,
     }
     t->spawn_loc = spawn_loc;
     t->ctx_chain = spawn_loc ? c->ctx_chain
-                             : context_of(ts, c, code, ident);
+                             : context_of(ts, c, code, ident, DIR_TASK);
     if (!spawn_loc)
         t->ctx_code = code;
     t->base_loc = spawn_loc ? spawn_loc

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # e2e_context.sh - --context N names a construct by its call path
-# (tests/e2e/context.c): a header loop inlined into two callers and a
+# (tests/e2e/context.c): a header loop inlined into two callers (static
+# and dynamic chunks) and a
 # function of tasks called from two places become one row per call site,
 # each holding the work the program measured under that site (2% + 0.5
 # ms), in both modes alike; N sites at most; the directive that encloses a
@@ -44,6 +45,11 @@ if ! grep -q ' < ' c0/profile.csv && ! grep -q '"context"' c0/run.json; then ok;
 for s in SITE_A SITE_B; do
   w=$(work_of c1 loop "$K < [^ ]*$(C $s)\$"); n=$(given c1 $s)
   if near "$w" "$n"; then ok; else ko "--context 1: loop from $s: ${w:-no row}, the program ran $n"; fi
+done
+D="context_kern.h:$(line_of "$here/e2e/context_kern.h" DKERN)"
+for s in SITE_C SITE_D; do
+  w=$(work_of c1 loop "$D < [^ ]*$(C $s)\$"); n=$(given c1 $s)
+  if near "$w" "$n"; then ok; else ko "--context 1: dynamic loop from $s: ${w:-no row}, the program ran $n"; fi
 done
 for s in TASKS_A TASKS_B; do
   w=$(work_of c1 task "$(C TASK) < [^ ]*$(C $s)\$"); n=$(given c1 $s)
