@@ -101,7 +101,7 @@ static int analyze_ranks(const char *dir, const char *outdir, char **ranks,
     if (lock < 0)
         return 1;
     outdir_clear_results(outdir);
-    char err[PATH_MAX + 256];
+    char err[PATH_MAX + 256] = "";
     int rc = ranks_analyze(dir, quiet, err, sizeof(err));
     if (rc)
         fprintf(stderr, "whatif analyze: %s\n", err);
@@ -199,7 +199,7 @@ int cmd_analyze(int argc, char **argv)
      * report must not stay beside the new profile */
     outdir_clear_results(outdir);
     int rc = analyze_trace(trace, outdir, &ao);
-    char err[PATH_MAX + 256];
+    char err[PATH_MAX + 256] = "";
     if (rc == 0 && html_report(outdir, NULL, err, sizeof(err))) {
         fprintf(stderr, "whatif analyze: the report could not be written: "
                         "%s\n", err);
@@ -436,7 +436,7 @@ int analyze_trace(const char *dir, const char *outdir,
 {
     int status = 1;
     loctab *named = NULL;
-    char err[8192];
+    char err[8192] = "";
     ospg_profile prof = {0}, opp = {0};
     replay_stats st = {0};
     loctab *lt = loctab_new();

@@ -690,7 +690,7 @@ int cmd_diff(int argc, char **argv)
                         "whatif diff --help)\n");
         return 2;
     }
-    char err[PATH_MAX + 256];
+    char err[PATH_MAX + 256] = "";
     if (diff_runs(dirs[0], dirs[1], out ? out : dirs[1], quiet, err,
                   sizeof(err))) {
         fprintf(stderr, "whatif diff: %s\n", err);

@@ -931,6 +931,8 @@ int grains_write(const char *trace_dir, const char *outdir,
     memset(res, 0, sizeof(*res));
     ospg_profile prof = {0};
     char csv_path[PATH_MAX + 32], csv_tmp[PATH_MAX + 64];
+    if (err && errlen)
+        err[0] = 0;
     if (!lt || !ms.meta) {
         snprintf(err, errlen, "out of memory");
         goto out;
@@ -998,9 +1000,11 @@ int grains_write(const char *trace_dir, const char *outdir,
                  "one by one", (unsigned long long)c.ngrains, c.full_max);
         ok = 0;
     }
-    char cerr[PATH_MAX + 128];
+    char cerr[PATH_MAX + 128] = "";
+    /* a write that failed (a full disk): report_close_tmp says which */
+    int write_failed = !replayed && !c.failed && ferror(c.csv);
     if (report_close_tmp(c.csv, csv_tmp, csv_path, ok, cerr, sizeof(cerr)) &&
-        ok) {
+        (ok || write_failed)) {
         snprintf(err, errlen, "%s", cerr);
         ok = 0;
     }
@@ -1150,7 +1154,7 @@ int cmd_grains(int argc, char **argv)
         snprintf(trace, sizeof(trace), "%s", dir);
     }
     grains_result res;
-    char err[PATH_MAX + 512];
+    char err[PATH_MAX + 512] = "";
     if (grains_write(trace, out ? out : dir, &go, &res, err, sizeof(err))) {
         fprintf(stderr, "whatif grains: %s\n", err);
         return 1;

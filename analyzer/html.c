@@ -900,6 +900,8 @@ int html_report(const char *dir, const char *out, char *err, size_t errlen)
     profdb pg;
     memset(&pg, 0, sizeof(pg));
     char path[PATH_MAX + 32], tmp[PATH_MAX + 64];
+    if (err && errlen)
+        err[0] = 0;
     if (!out) {
         snprintf(path, sizeof(path), "%s/report.html", dir);
         out = path;
@@ -969,7 +971,7 @@ int cmd_report(int argc, char **argv)
         usage(stderr);
         return 2;
     }
-    char err[PATH_MAX + 256], path[PATH_MAX + 32];
+    char err[PATH_MAX + 256] = "", path[PATH_MAX + 32];
     /* an MPI run's directory: the ranks' page */
     char **ranks;
     snprintf(path, sizeof(path), "%s/profile.db", dir);

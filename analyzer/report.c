@@ -787,6 +787,7 @@ FILE *report_open_tmp(const char *path, char *tmp, size_t tmplen, char *err,
 int report_close_tmp(FILE *f, const char *tmp, const char *path, int ok,
                      char *err, size_t errlen)
 {
+    int written_errno = errno; /* a failed write's, when ok is 0 for it */
     int closed = fclose(f) == 0;
     if (ok && !closed)
         set_msg(err, errlen, "%s: %s", path, strerror(errno));
@@ -794,6 +795,11 @@ int report_close_tmp(FILE *f, const char *tmp, const char *path, int ok,
         return 0;
     if (ok && closed)
         set_msg(err, errlen, "%s: %s", path, strerror(errno));
+    /* a write that failed (a full disk) said nothing yet */
+    if (!ok && err && errlen && !err[0])
+        set_msg(err, errlen, "%s: cannot write it: %s", path,
+                strerror(closed && written_errno ? written_errno
+                         : !closed ? errno : EIO));
     unlink(tmp);
     return -1;
 }

@@ -690,14 +690,14 @@ static int profile_once(const run_cfg *c, const char *dir, int *have_out)
  * the HTML report.  Returns 0, or 1 after one line on stderr. */
 static int finish_outputs(const run_cfg *c, const char *dir)
 {
-    char err[PATH_MAX + 256];
+    char err[PATH_MAX + 256] = "";
     if (c->timings && timing_store(c->timings, dir, err, sizeof(err))) {
         fprintf(stderr, "whatif run: the profile is incomplete: %s\n", err);
         return 1;
     }
     if (c->report && html_report(dir, NULL, err, sizeof(err))) {
-        fprintf(stderr, "whatif run: the profile is incomplete: the report "
-                        "could not be written: %s\n", err);
+        fprintf(stderr, "whatif run: the HTML report could not be written "
+                        "(%s); the profile's other files are whole\n", err);
         return 1;
     }
     return 0;
@@ -738,7 +738,7 @@ static int profile_repeated(const run_cfg *c, const char *dir, int n)
             fprintf(stderr, "whatif: %d traces in %s/run-*/trace/\n", n, dir);
         return 0;
     }
-    char err[1024];
+    char err[1024] = "";
     if (repeat_combine(dir, n, err, sizeof(err))) {
         fprintf(stderr, "whatif run: %s\n", err);
         return 1;
@@ -831,7 +831,7 @@ int cmd_run(int argc, char **argv)
             break;
         case 'P': report = 0; break;
         case 'T': {
-            char err[256];
+            char err[256] = "";
             if (timing_parse(optarg, &timings, err, sizeof(err))) {
                 fprintf(stderr, "whatif run: --threads %s\n", err);
                 return 2;
@@ -984,7 +984,7 @@ int cmd_run(int argc, char **argv)
 
     int status = 0;
     if (timed) {
-        char err[PATH_MAX + 256];
+        char err[PATH_MAX + 256] = "";
         if (!quiet)
             fprintf(stderr, "whatif: timing %s unprofiled at %zu thread "
                             "counts\n", prog, timings.n);

@@ -204,6 +204,9 @@ static size_t varint_len(uint64_t v)
 
 struct trace_writer {
     int fd;
+    char *path;        /* to open the file again (own_fd) */
+    dev_t dev;         /* the file fd was opened on */
+    ino_t ino;
     int failed;        /* a write failed: everything from then on is dropped */
     int err;           /* errno of that failure */
     uint8_t *buf;      /* BLOCK_HDR_LEN header bytes, then bsize payload */
@@ -242,8 +245,35 @@ typedef struct sink {
 
 /* Writes all n bytes, riding out partial writes and EINTR.  Returns 0, or
  * -1 with errno set; bytes that did reach the file are counted either way. */
+/* Whether w->fd is still the file it opened.  A program may close every
+ * descriptor it did not open itself (a daemon, a launcher's child), and
+ * open files of its own on the same numbers: the trace would then be
+ * lost, or written into the program's file. */
+static int fd_is_ours(const trace_writer *w)
+{
+    struct stat sb;
+    return fstat(w->fd, &sb) == 0 && sb.st_dev == w->dev &&
+           sb.st_ino == w->ino;
+}
+
+/* Makes w->fd the trace file again if the program took it away: the file
+ * is opened anew by its path, to append (the number, closed or now the
+ * program's, is left alone).  0, or -1 with errno. */
+static int own_fd(trace_writer *w)
+{
+    if (fd_is_ours(w))
+        return 0;
+    int fd = fd_keep(open(w->path, O_WRONLY | O_APPEND | O_CLOEXEC));
+    if (fd < 0)
+        return -1;
+    w->fd = fd;
+    return 0;
+}
+
 static int write_all(trace_writer *w, const uint8_t *p, size_t n)
 {
+    if (own_fd(w) < 0)
+        return -1;
     while (n > 0) {
         ssize_t k = write(w->fd, p, n);
         if (k < 0) {
@@ -641,13 +671,18 @@ trace_writer *trace_writer_open(const char *path, uint32_t stream,
     w->bsize = bsize;
     w->fd = fd_keep(open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC,
                          0644));
-    if (w->fd < 0) {
+    struct stat sb;
+    if (w->fd < 0 || fstat(w->fd, &sb) || !(w->path = strdup(path))) {
         int e = errno;
+        if (w->fd >= 0)
+            close(w->fd);
         free(w->buf);
         free(w);
         errno = e;
         return NULL;
     }
+    w->dev = sb.st_dev;
+    w->ino = sb.st_ino;
     uint8_t hdr[FILE_HDR_LEN] = {0};
     memcpy(hdr, TRACE_MAGIC, 8);
     put_le32(hdr + 8, TRACE_VERSION);
@@ -656,6 +691,7 @@ trace_writer *trace_writer_open(const char *path, uint32_t stream,
     if (write_all(w, hdr, sizeof hdr) < 0) {
         int e = errno;
         close(w->fd);
+        free(w->path);
         free(w->buf);
         free(w);
         errno = e;
@@ -991,7 +1027,8 @@ int trace_writer_close(trace_writer *w)
         return 0;
     int rc = trace_writer_flush(w);
     int e = errno;
-    if (close(w->fd) < 0 && rc == 0) {
+    /* a number the program took over is the program's to close */
+    if (fd_is_ours(w) && close(w->fd) < 0 && rc == 0) {
         rc = -1;
         e = errno;
     }
@@ -999,6 +1036,7 @@ int trace_writer_close(trace_writer *w)
         rc = -1;
         e = w->failed ? w->err : EINVAL;
     }
+    free(w->path);
     free(w->buf);
     free(w);
     if (rc < 0)

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # cli_errors.sh - `whatif analyze` on bad traces: every case must exit 1
 # with exactly one line on stderr naming the file (and the byte offset for
-# damaged content), never crash, and write no profile.
+# damaged content), never crash, and write no profile; a file that cannot
+# be written is named, with the reason.
 # Usage: cli_errors.sh WHATIF GENTRACE
 set -uo pipefail
 whatif=$1; gentrace=$2
@@ -70,6 +71,19 @@ done
 "$whatif" bogus 2>/dev/null; [ $? -eq 2 ] && ok || bad "unknown command exit code"
 "$whatif" run --metric nosuchevent -- true 2>"$tmp/err"; rc=$?
 [ $rc -eq 2 ] && [ "$(wc -l <"$tmp/err")" -eq 1 ] && ok || bad "bad metric: rc $rc: $(cat "$tmp/err")"
+
+# a file that cannot be written whole (a full disk; here a file size limit,
+# its signal ignored, so writes fail with EFBIG): one line naming the file
+# and why (the report said nothing, grains a stray byte)
+write_limited() { # name needle command...
+  local name=$1 needle=$2; shift 2
+  (trap '' XFSZ; ulimit -f 4; "$@") >/dev/null 2>"$tmp/err"; local rc=$?
+  if [ $rc -eq 1 ] && [ "$(wc -l <"$tmp/err")" -eq 1 ] &&
+     grep -q "$needle: cannot write it: File too large" "$tmp/err"; then ok; else
+    bad "$name, a write that fails: rc $rc: $(cat "$tmp/err")"; fi
+}
+write_limited report "big.html" "$whatif" report -q -o "$tmp/big.html" "$tmp/good-out"
+write_limited grains "grains.csv" "$whatif" grains -q -o "$tmp/g-big" "$tmp/good"
 
 echo "$pass passed, $fail failed"
 [ $fail -eq 0 ]

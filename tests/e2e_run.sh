@@ -178,6 +178,19 @@ if [ $rc -eq 1 ] && grep -q "ended without running its exit handlers" eg.err &&
    ! grep -q "said why above" eg.err; then ok; else
   ko "exit_group: rc $rc: $(head -3 eg.err)"; fi
 
+#    a program that closes every descriptor it did not open, then opens a
+#    file of its own on one of their numbers: the trace goes on in its own
+#    files (it was lost: "Bad file descriptor"), the program's file is its
+#    own
+for mode in offline both; do
+  rm -rf cfd-$mode own.txt
+  "$whatif" run --metric cputime -q --mode $mode -o cfd-$mode -- ./process closefds >/dev/null 2>cfd.err
+  rc=$?
+  if [ $rc -eq 0 ] && [ "$(cat own.txt 2>/dev/null)" = mine ] && parent_only cfd-$mode &&
+     grep -q '"complete": true' cfd-$mode/run.json; then ok; else
+    ko "closefds ($mode): rc $rc, own.txt '$(head -c 40 own.txt 2>/dev/null | tr -cd '[:print:]')': $(head -2 cfd.err)"; fi
+done
+
 # 4. the output directory: made with its parents, absolute, checked first
 "$whatif" run --metric cputime -q -o deep/a/b -- ./process chdir >/dev/null 2>&1
 if parent_only deep/a/b; then ok; else ko "-o deep/a/b with a program that changes directory"; fi

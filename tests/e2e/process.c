@@ -4,11 +4,14 @@
  *
  *   process WHAT    (none, child, system, fork, forkexit, forkrace, crash,
  *                    abort, overflow, quickexit, cquickexit, exitgroup,
- *                    chdir, sleep, stdin, toolsoff; toolsoff needs
+ *                    closefds, chdir, sleep, stdin, toolsoff; toolsoff needs
  *                    PROCESS_WHAT=toolsoff too)
  *
  * quickexit ends with _exit, cquickexit with C11's quick_exit, exitgroup
  * with a raw exit_group system call (no exit handler of anyone's runs).
+ * closefds closes every descriptor from 3 up, as a daemon does, then
+ * writes "mine" into own.txt, which it leaves open: it takes the number
+ * of a descriptor the profiler had.
  *
  * stdin: a thread of the program's own runs a region and ends (its OpenMP
  * thread ends with it), then the program copies a line of its standard
@@ -20,6 +23,7 @@
  * on stdout; system, fork and forkexit print on stderr the work the parent
  * measured of itself ("whatif-expect work=").
  */
+#include <fcntl.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
@@ -148,6 +152,12 @@ int main(int argc, char **argv)
     } else if (!strcmp(what, "exitgroup")) {
         fflush(stdout);
         syscall(SYS_exit_group, 0);
+    } else if (!strcmp(what, "closefds")) {
+        for (int fd = 3; fd < 1024; fd++)
+            close(fd);
+        int own = open("own.txt", O_WRONLY | O_CREAT | O_TRUNC, 0644);
+        if (own < 0 || write(own, "mine\n", 5) != 5)
+            return 7;
     } else if (!strcmp(what, "chdir")) {
         if (chdir("/"))
             return 4;
