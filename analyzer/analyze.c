@@ -431,6 +431,17 @@ static int note_burdened(report_meta *meta, const ospg_profile *p,
     return 0;
 }
 
+/* The replay's message, with what to do when the trace's data is cut or
+ * damaged and the analysis was not already partial. */
+static void say_replay_error(const char *err, int partial)
+{
+    int damaged = strstr(err, "truncated") || strstr(err, "CRC mismatch");
+    fprintf(stderr, "whatif analyze: %s%s\n", err,
+            damaged && !partial ? " (whatif analyze --partial profiles what "
+                                  "was recorded before it)"
+                                : "");
+}
+
 int analyze_trace(const char *dir, const char *outdir,
                   const analyze_opts *ao)
 {
@@ -468,7 +479,7 @@ int analyze_trace(const char *dir, const char *outdir,
         goto out;
     }
     if (replayed) {
-        fprintf(stderr, "whatif analyze: %s\n", err);
+        say_replay_error(err, partial);
         goto out;
     }
     note_seconds(ms.meta, "analyzer_scan_seconds", t_scan);
@@ -530,7 +541,7 @@ int analyze_trace(const char *dir, const char *outdir,
                          .threads = ao ? ao->jobs : 0};
     if (replay_dir(dir, ss.n, ss.scen, lt, &none, &prof, &st, err,
                    sizeof(err))) {
-        fprintf(stderr, "whatif analyze: %s\n", err);
+        say_replay_error(err, partial);
         goto out;
     }
     /* names the first pass could not read are names this profile lacks */

@@ -4193,10 +4193,12 @@ static void read_cmdline(void)
     FILE *f = fopen("/proc/self/cmdline", "rb");
     if (!f)
         return;
-    size_t n = fread(raw, 1, sizeof(raw) - 1, f), o = 0;
+    size_t n = fread(raw, 1, sizeof(raw) - 1, f), o = 0, i = 0;
+    /* more than fits: the command line ends in a mark that says so */
+    int cut = n == sizeof(raw) - 1 && fgetc(f) != EOF;
     fclose(f);
     raw[n] = 0;
-    for (size_t i = 0; i < n && o + 8 < sizeof(cmdline);) {
+    while (i < n && o + 8 < sizeof(cmdline)) {
         const char *arg = raw + i;
         size_t len = strlen(arg);
         int plain = len > 0 &&
@@ -4206,7 +4208,8 @@ static void read_cmdline(void)
             cmdline[o++] = ' ';
         if (!plain)
             cmdline[o++] = '\'';
-        for (size_t k = 0; k < len && o + 6 < sizeof(cmdline); k++) {
+        size_t k = 0;
+        for (; k < len && o + 6 < sizeof(cmdline); k++) {
             if (arg[k] == '\'' && !plain) { /* ' -> '\'' */
                 memcpy(cmdline + o, "'\\''", 4);
                 o += 4;
@@ -4214,9 +4217,17 @@ static void read_cmdline(void)
                 cmdline[o++] = arg[k];
             }
         }
+        cut |= k < len;
         if (!plain)
             cmdline[o++] = '\'';
         i += len + 1;
+    }
+    static const char more[] = " [cut]";
+    if (cut || i < n) {
+        if (o > sizeof(cmdline) - sizeof(more))
+            o = sizeof(cmdline) - sizeof(more);
+        memcpy(cmdline + o, more, sizeof(more) - 1);
+        o += sizeof(more) - 1;
     }
     cmdline[o] = 0;
 }

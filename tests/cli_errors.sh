@@ -58,6 +58,9 @@ for cut in 30 100 $((size / 2)) $((size - 1)); do
   mk trunc; truncate -s $cut "$tmp/trunc/$s0"
   expect_error "truncated at $cut" "$tmp/trunc" "$s0"
 done
+# a cut in a block's payload: the message says what to do about it
+mk trunc; truncate -s $((size / 2)) "$tmp/trunc/$s0"
+expect_error "truncated, the way out" "$tmp/trunc" "truncated.*whatif analyze --partial profiles what was recorded before it"
 mk flip; printf '\xff' | dd of="$tmp/flip/$s0" bs=1 seek=$((size / 3)) conv=notrunc 2>/dev/null
 expect_error "corrupt byte" "$tmp/flip" "$s0: byte"
 mk missing; rm "$tmp/missing/thread-0001.wit"; expect_error "missing stream" "$tmp/missing" "no stream begins\|never completed\|no end-of-program"

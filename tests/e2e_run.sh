@@ -214,6 +214,11 @@ WHATIF_OUT=relout OMP_TOOL_LIBRARIES="$(dirname "$whatif")/../lib/libwhatif.so" 
 if [ -s relout/profile.csv ] && [ ! -e /relout ]; then ok; else
   ko "relative WHATIF_OUT, the program changes directory: $(ls relout 2>&1 | head -3)"; fi
 
+#    a command line longer than run.json keeps says it was cut
+"$whatif" run --metric cputime -q --no-report -o longcmd -- ./process none $(seq 1 2000) >/dev/null 2>&1
+if grep -q '"command": "[^"]*1000 [^"]* \[cut\]"' longcmd/run.json; then ok; else
+  ko "a cut command line: $(grep -o '"command": "[^"]*' longcmd/run.json | tail -c 40)"; fi
+
 # 5. the program's stdout is its own; the summary goes to stderr
 for mode in online offline; do
   "$whatif" run --metric cputime --mode $mode -o so-$mode -- ./process >so.out 2>so.err
