@@ -530,6 +530,16 @@ typedef struct park_key {
     UT_hash_handle hh;
 } park_key;
 
+/* A run of consecutive children already summed (see "Segments"). */
+typedef struct segment {
+    uint64_t first, last;   /* the children it holds: first..last */
+    chain ser;              /* their serial chain (rank unused) */
+    chain best;             /* the best chain through one of its P-leaves,
+                             * from first on; rank RANK_NONE: none */
+    struct segment *prev, *next;
+} segment;
+
+
 typedef struct node_op node_op;
 
 struct ospg_node {
@@ -565,6 +575,9 @@ struct ospg_node {
     park_key *park_index;   /* NULL, or parked by idx (PARK_WALK_MAX) */
     uint64_t nparked;
     uint64_t parked_max;    /* highest idx parked, while any is */
+    /* runs of out-of-order W-children and leaves already summed (see
+     * "Segments"), sorted by their first index */
+    struct segment *segs;
 
     uint64_t work;
     /* work of the W-nodes below it that no nested grain (a P-node with a
@@ -1081,6 +1094,8 @@ static void addrs_free(ospg *g, addr_state **head)
 
 /* Releases everything a node holds and recycles it.  Groups it owns are
  * freed here: their entries were collapsed when it was finalized. */
+static void seg_free(segment *sg);
+
 static void node_release(ospg *g, ospg_node *n)
 {
     if (g->release_fn && n->user)
@@ -1111,6 +1126,11 @@ static void node_release(ospg *g, ospg_node *n)
     if (n->all_last)
         event_release(n->all_last, g->nscen);
     event_release(n->event, g->nscen);
+    segment *sg, *sgtmp;
+    DL_FOREACH_SAFE(n->segs, sg, sgtmp) {
+        DL_DELETE(n->segs, sg);
+        seg_free(sg);
+    }
     park_item *p, *ptmp;
     park_index_drop(n);
     DL_FOREACH_SAFE(n->parked, p, ptmp) {
@@ -1158,7 +1178,7 @@ static int push_ready(ospg *g, ospg_node *n)
 static int subtree_done(const ospg_node *n)
 {
     return n->ended && n->frontier == n->nchildren && n->unfolded == 0 &&
-           !n->blocking && !n->parked;
+           !n->blocking && !n->parked && !n->segs;
 }
 
 /* A finalized node may fold into its parent once nothing else holds it. */
@@ -1469,6 +1489,9 @@ static int apply_lines(ospg *g, ospg_node *n, uint64_t work,
                        const uint64_t *spans, const ospg_sample *smp,
                        size_t nsmp);
 
+static int apply_w_stats(ospg *g, ospg_node *n, uint64_t work, uint32_t loc,
+                         unsigned flags, const uint64_t *spans);
+
 static int apply_w(ospg *g, ospg_node *n, uint64_t work, uint32_t loc,
                    uint32_t region, unsigned flags, const ospg_sample *smp,
                    size_t nsmp)
@@ -1496,6 +1519,13 @@ static int apply_w(ospg *g, ospg_node *n, uint64_t work, uint32_t loc,
     if ((nsmp || (region && g->region_tags)) &&
         apply_tags(g, n, work, region, spans, smp, nsmp))
         return gerr(g);
+    return apply_w_stats(g, n, work, loc, flags, spans);
+}
+
+/* What a W-child adds to n's statistics (in any order: sums). */
+static int apply_w_stats(ospg *g, ospg_node *n, uint64_t work, uint32_t loc,
+                         unsigned flags, const uint64_t *spans)
+{
     if (loc == OSPG_LOC_NONE)
         return 0;
     if (loc == n->loc && (n->skip_n == 0 || n->skip_loc == loc)) {
@@ -1760,10 +1790,27 @@ static park_item *unpark(ospg_node *n)
 }
 
 /* Applies parked children that the frontier has reached. */
+static int seg_apply(ospg *g, ospg_node *n, const segment *sg);
+
 static int drain(ospg *g, ospg_node *n)
 {
     park_item *it;
-    while (!n->blocking && (it = unpark(n))) {
+    for (;;) {
+        if (n->blocking)
+            break;
+        segment *sg = n->segs;
+        if (sg && (sg->first == n->frontier ||
+                   (n->partial && (!n->parked || sg->first < n->parked->idx)))) {
+            DL_DELETE(n->segs, sg);
+            int rc = seg_apply(g, n, sg);
+            n->frontier = sg->last + 1;
+            seg_free(sg);
+            if (rc)
+                return rc;
+            continue;
+        }
+        if (!(it = unpark(n)))
+            break;
         if (n->partial)
             n->frontier = it->idx; /* skip children that never came */
         int rc = 0;
@@ -1795,7 +1842,8 @@ static int drain(ospg *g, ospg_node *n)
         if (rc)
             return rc;
     }
-    if (n->partial && !n->blocking && !n->parked && n->frontier < n->nchildren)
+    if (n->partial && !n->blocking && !n->parked && !n->segs &&
+        n->frontier < n->nchildren)
         n->frontier = n->nchildren;
     if (subtree_done(n))
         return push_ready(g, n);
@@ -2151,6 +2199,189 @@ static int park_op(ospg *g, ospg_node *n, const node_op *op, int type)
     return 0;
 }
 
+/* ---- Segments ----
+ *
+ * A child waits in the parked list until the frontier reaches it: a task
+ * still queued in the runtime holds back every later sibling's record, at
+ * ~300 bytes each (a single that creates 10^6 tasks beside a busy
+ * machine parked most of them).  A W-child or a leaf, though, changes its
+ * parent in two ways: statistics, which are sums and may be added in any
+ * order, and the chains, which need the serial chain before it.  A run of
+ * consecutive such children needs no more than its own serial chain and
+ * its best chain through one of its P-leaves, both counted from the run's
+ * first child: where the frontier reaches the run, the parent's chain is
+ * their prefix (seg_concat), exactly as if the children had come one by
+ * one.  So such a child adds its statistics at once and joins the run it
+ * extends, and memory grows with the gaps (the children still to come),
+ * not with the children that came early.  Only where every node keeps one
+ * scenario and its location from its begin (the profiler's promise), and
+ * for children that carry no samples or tags; the rest park as before. */
+#define SEG_WALK_MAX 64 /* runs passed looking for a child's place */
+
+static size_t leaf_tags(ospg *g, const node_op *op, uint32_t *locs);
+static int leaf_stats(ospg *g, ospg_node *n, const node_op *op, uint32_t loc,
+                      const uint32_t *tags, size_t ntags, const uint64_t *ws,
+                      const uint64_t *total);
+static int leaf_crit(cmap *m, const node_op *op, uint32_t loc,
+                     const uint32_t *tags, size_t ntags, uint64_t ws,
+                     uint64_t burden);
+
+static void seg_free(segment *sg)
+{
+    chain_free(&sg->ser);
+    chain_free(&sg->best);
+    free(sg);
+}
+
+/* Chains (a_ser, a_best) followed by (b_ser, b_best): b's best counted
+ * from a's serial chain, the serial chains summed. */
+static int seg_concat(chain *a_ser, chain *a_best, const chain *b_ser,
+                      const chain *b_best)
+{
+    if (b_best->rank != RANK_NONE) {
+        uint64_t len = a_ser->len + b_best->len;
+        if (chain_beats(len, b_best->rank, a_best)) {
+            chain c;
+            memset(&c, 0, sizeof(c));
+            if (cmap_copy(&c.crit, &a_ser->crit) ||
+                cmap_merge(&c.crit, &b_best->crit)) {
+                chain_free(&c);
+                return OSPG_ERR_NOMEM;
+            }
+            c.len = len;
+            c.rank = b_best->rank;
+            chain_move(a_best, &c);
+        }
+    }
+    a_ser->len += b_ser->len;
+    return cmap_merge(&a_ser->crit, &b_ser->crit) ? OSPG_ERR_NOMEM : 0;
+}
+
+/* The segment at n's frontier applied to n (n locked): as its children
+ * one by one (apply_w, leaf_fold_p, leaf_fold_s). */
+static int seg_apply(ospg *g, ospg_node *n, const segment *sg)
+{
+    if (n->lazy_list && materialize_lazy(g, n))
+        return gerr(g);
+    if (n->tm && sg->best.rank != RANK_NONE) {
+        /* a P-leaf's tag chain is its prefix's: the run adds no tags */
+        cmap *best = tm_own(g, n, 1);
+        if (!best)
+            return gerr(g);
+        if (cmap_max(&best[0], &n->tm[0]))
+            return fail(g, OSPG_ERR_NOMEM);
+    }
+    if (seg_concat(&n->ser[0], &n->best[0], &sg->ser, &sg->best))
+        return fail(g, OSPG_ERR_NOMEM);
+    return 0;
+}
+
+/* Where child idx goes among n's segments: *left, the last one that
+ * begins before idx (NULL: none), *right, the one after it.  0, 1 when
+ * idx lies inside a segment (a child reported twice), -1 when the place
+ * is too far to look for. */
+static int seg_place(const ospg_node *n, uint64_t idx, segment **left,
+                     segment **right)
+{
+    segment *head = n->segs, *tail = head ? head->prev : NULL, *sg;
+    *left = *right = NULL;
+    if (!head)
+        return 0;
+    if (idx < head->first) {
+        *right = head;
+        return 0;
+    }
+    unsigned walked = 0;
+    for (sg = tail; sg->first > idx; sg = sg->prev)
+        if (++walked > SEG_WALK_MAX)
+            return -1;
+    if (idx <= sg->last)
+        return 1;
+    *left = sg;
+    *right = sg == tail ? NULL : sg->next;
+    return 0;
+}
+
+/* Takes child op->idx of n (n locked, the frontier short of it), a W-child
+ * (type PARK_W) or a leaf, into n's segments.  Returns 1 when taken, 0
+ * when it must park as an item, or an error. */
+static int seg_take(ospg *g, ospg_node *n, const node_op *op, int type)
+{
+    uint32_t tags[OSPG_MAX_TAGS];
+    if (g->nscen != 1 || !g->fixed_locs || op->nsmp ||
+        (type == PARK_W ? op->region && g->region_tags
+                        : leaf_tags(g, op, tags) != 0))
+        return 0;
+    segment *left, *right;
+    int at = seg_place(n, op->idx, &left, &right);
+    if (at < 0)
+        return 0;
+    if (at > 0)
+        return fail(g, OSPG_ERR_INDEX);
+    chain u_ser, u_best;
+    memset(&u_ser, 0, sizeof(u_ser));
+    memset(&u_best, 0, sizeof(u_best));
+    u_best.rank = RANK_NONE;
+    int rc = 0;
+    if (type == PARK_W) {
+        uint64_t spans[1] = {op->work};
+        n->work += op->work;
+        n->grain_own += op->work;
+        u_ser.len = op->work;
+        if (cmap_add(&u_ser.crit, op->loc, op->work))
+            rc = OSPG_ERR_NOMEM;
+        else if (apply_w_stats(g, n, op->work, op->loc, op->flags, spans))
+            rc = gerr(g);
+    } else {
+        uint32_t loc = (op->leaf_loc == OSPG_LOC_NONE && op->group)
+                           ? op->group->loc : op->leaf_loc;
+        int grain = op->leaf_kind == OSPG_P && loc != OSPG_LOC_NONE;
+        uint64_t work = op->has_w ? op->work : 0, ws[1] = {work};
+        chain *c = op->leaf_kind == OSPG_P ? &u_best : &u_ser;
+        c->len = work; /* one scenario: no burden */
+        if (op->leaf_kind == OSPG_P)
+            c->rank = op->idx;
+        n->nodes += 1 + (op->has_w ? 1 : 0);
+        n->work += work;
+        if (!grain)
+            n->grain_own += work;
+        if (leaf_crit(&c->crit, op, loc, tags, 0, work, 0))
+            rc = OSPG_ERR_NOMEM;
+        else if (leaf_stats(g, n, op, loc, tags, 0, ws, ws))
+            rc = gerr(g);
+    }
+    segment *into = NULL;
+    if (!rc && left && left->last + 1 == op->idx) {
+        into = left;
+        rc = seg_concat(&into->ser, &into->best, &u_ser, &u_best);
+        into->last = op->idx;
+    } else if (!rc) {
+        into = calloc(1, sizeof(*into));
+        if (!into) {
+            rc = OSPG_ERR_NOMEM;
+        } else {
+            into->first = into->last = op->idx;
+            chain_move(&into->ser, &u_ser);
+            chain_move(&into->best, &u_best);
+            if (left)
+                DL_APPEND_ELEM(n->segs, left, into);
+            else
+                DL_PREPEND(n->segs, into);
+        }
+    }
+    chain_free(&u_ser);
+    chain_free(&u_best);
+    if (!rc && right && into->last + 1 == right->first) {
+        rc = seg_concat(&into->ser, &into->best, &right->ser, &right->best);
+        into->last = right->last;
+        DL_DELETE(n->segs, right);
+        seg_free(right);
+    }
+    if (rc)
+        return rc == OSPG_ERR_NOMEM ? fail(g, rc) : rc;
+    return 1;
+}
+
 /* A W-child of n (n locked). */
 static int add_work(ospg *g, ospg_node *n, const node_op *op)
 {
@@ -2166,6 +2397,9 @@ static int add_work(ospg *g, ospg_node *n, const node_op *op)
             return gerr(g);
         return 0;
     }
+    rc = seg_take(g, n, op, PARK_W);
+    if (rc)
+        return rc < 0 ? rc : 0;
     return park_op(g, n, op, PARK_W);
 }
 
@@ -2176,7 +2410,8 @@ static int end_node(ospg *g, ospg_node *n, const node_op *op)
         return fail(g, OSPG_ERR_STATE);
     if (op->nchildren < n->frontier ||
         (n->blocking && op->nchildren <= n->frontier) ||
-        (n->parked && n->parked_max >= op->nchildren))
+        (n->parked && n->parked_max >= op->nchildren) ||
+        (n->segs && n->segs->prev->last >= op->nchildren))
         return fail(g, OSPG_ERR_INDEX);
     if (op->loc != OSPG_LOC_NONE && n->drop_loc != OSPG_LOC_NONE &&
         op->loc != n->drop_loc)
@@ -2369,6 +2604,9 @@ static int add_leaf(ospg *g, ospg_node *n, const node_op *op)
             return gerr(g);
         return 0;
     }
+    rc = seg_take(g, n, op, PARK_LEAF);
+    if (rc)
+        return rc < 0 ? rc : 0;
     return park_op(g, n, op, PARK_LEAF);
 }
 

@@ -371,13 +371,17 @@ static int run_seed(uint64_t seed, unsigned nthreads)
     ospg_profile want, got;
     memset(&got, 0, sizeof(got));
     int rc = 0;
-    if (feed_serial(&g, &f, 3, scen, &want)) {
+    /* a quarter of the seeds keep one scenario, as the profiler does
+     * without what-if factors: where the locations are fixed too, early
+     * W-children and leaves are summed into runs (ospg.c, "Segments") */
+    size_t nscen = seed % 4 == 1 ? 1 : 3;
+    if (feed_serial(&g, &f, nscen, scen, &want)) {
         fprintf(stderr, "seed %llu: the single-threaded feed failed\n",
                 (unsigned long long)seed);
         rc = 1;
         goto out;
     }
-    f.G = ospg_new(3, scen);
+    f.G = ospg_new(nscen, scen);
     if (!f.G)
         abort();
     ospg_set_concurrent(f.G);
