@@ -87,9 +87,13 @@ for T in 2 4 8; do
       # stealing) grows with oversubscription: 8 threads on a 2-core
       # machine beside other work once put taskloop_rec's span 2.16 ms
       # over the program's own 20.8 ms
-      slack=$((T > 4 ? 3000000 : 1500000))
+      slack=$((T > 4 ? 3000000 : 1500000)) pct=3
+      # nest_deep runs 2^8 threads whatever T: beside the rest of the
+      # suite its work came 4.0-4.9% over the program's own (174-178 ms)
+      # in 2 of 5 runs of the suite on the AMD EPYC VM, never alone
+      [ "$name" = nest_deep ] && { slack=3000000; pct=6; }
       check_invariants "$out" "$what" && check_counts "$out" "$out.err" "$what" &&
-        check_expect "$out" "$out.err" "$what" 3 $slack && check_queries "$out" "$out.err" "$what" &&
+        check_expect "$out" "$out.err" "$what" $pct $slack && check_queries "$out" "$out.err" "$what" &&
         ok || fail=$((fail + 1))
     done
   done
