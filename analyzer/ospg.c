@@ -78,8 +78,8 @@
  * blocks run out.  So a thread that creates tasks others complete reuses
  * its own blocks, and no allocator lock is ever shared between threads.
  * Homes belong to their builder (sized for it) and go with it. */
-enum { POOL_NODE, POOL_STAT, POOL_PARK, POOL_OP, POOL_HTABLE, POOL_HBUCKETS,
-       NPOOLS };
+enum { POOL_NODE, POOL_STAT, POOL_PARK, POOL_SEG, POOL_OP, POOL_HTABLE,
+       POOL_HBUCKETS, NPOOLS };
 #define POOL_KEEP 4096 /* blocks a thread keeps that it freed itself */
 
 typedef struct home home;
@@ -671,6 +671,7 @@ struct ospg {
     atomic_int err;        /* sticky: the first failure */
     int concurrent;        /* nodes are locked */
     size_t combine_max;    /* unlock_node; COMBINE_MAX but in tests */
+    size_t runs_after;     /* seg_take; RUNS_AFTER but in tests */
     atomic_uint_fast64_t crowded_holds; /* holds that reached it */
     uint64_t gen;          /* tells this builder's thread caches apart */
     atomic_uint_fast64_t peak_live;
@@ -909,6 +910,7 @@ static int cache_bind(ospg *g)
     h->pools[POOL_NODE].size = node_size(g);
     h->pools[POOL_STAT].size = stat_size(g);
     h->pools[POOL_PARK].size = sizeof(park_item);
+    h->pools[POOL_SEG].size = sizeof(segment);
     h->pools[POOL_OP].size = sizeof(node_op);
     h->pools[POOL_HTABLE].size = sizeof(UT_hash_table);
     h->pools[POOL_HBUCKETS].size =
@@ -1489,8 +1491,9 @@ static int apply_lines(ospg *g, ospg_node *n, uint64_t work,
                        const uint64_t *spans, const ospg_sample *smp,
                        size_t nsmp);
 
-static int apply_w_stats(ospg *g, ospg_node *n, uint64_t work, uint32_t loc,
-                         unsigned flags, const uint64_t *spans);
+static inline int apply_w_stats(ospg *g, ospg_node *n, uint64_t work,
+                                uint32_t loc, unsigned flags,
+                                const uint64_t *spans);
 
 static int apply_w(ospg *g, ospg_node *n, uint64_t work, uint32_t loc,
                    uint32_t region, unsigned flags, const ospg_sample *smp,
@@ -1523,8 +1526,9 @@ static int apply_w(ospg *g, ospg_node *n, uint64_t work, uint32_t loc,
 }
 
 /* What a W-child adds to n's statistics (in any order: sums). */
-static int apply_w_stats(ospg *g, ospg_node *n, uint64_t work, uint32_t loc,
-                         unsigned flags, const uint64_t *spans)
+static inline int apply_w_stats(ospg *g, ospg_node *n, uint64_t work,
+                                uint32_t loc, unsigned flags,
+                                const uint64_t *spans)
 {
     if (loc == OSPG_LOC_NONE)
         return 0;
@@ -2217,6 +2221,12 @@ static int park_op(ospg *g, ospg_node *n, const node_op *op, int type)
  * scenario and its location from its begin (the profiler's promise), and
  * for children that carry no samples or tags; the rest park as before. */
 #define SEG_WALK_MAX 64 /* runs passed looking for a child's place */
+/* Children parked at a node before later ones join runs: a run costs a
+ * chain copy more per P-leaf than a parked item (its best chain is
+ * counted in the run, then in the node), which a few parked children at
+ * a time, the common case, do not repay (BOTS nqueens -n 11 took 11%
+ * more CPU when every early child joined a run). */
+#define RUNS_AFTER 64
 
 static size_t leaf_tags(ospg *g, const node_op *op, uint32_t *locs);
 static int leaf_stats(ospg *g, ospg_node *n, const node_op *op, uint32_t loc,
@@ -2230,7 +2240,7 @@ static void seg_free(segment *sg)
 {
     chain_free(&sg->ser);
     chain_free(&sg->best);
-    free(sg);
+    pool_free(sg);
 }
 
 /* Chains (a_ser, a_best) followed by (b_ser, b_best): b's best counted
@@ -2308,7 +2318,8 @@ static int seg_place(const ospg_node *n, uint64_t idx, segment **left,
 static int seg_take(ospg *g, ospg_node *n, const node_op *op, int type)
 {
     uint32_t tags[OSPG_MAX_TAGS];
-    if (g->nscen != 1 || !g->fixed_locs || op->nsmp ||
+    if (n->nparked < g->runs_after || g->nscen != 1 || !g->fixed_locs ||
+        op->nsmp ||
         (type == PARK_W ? op->region && g->region_tags
                         : leaf_tags(g, op, tags) != 0))
         return 0;
@@ -2356,10 +2367,11 @@ static int seg_take(ospg *g, ospg_node *n, const node_op *op, int type)
         rc = seg_concat(&into->ser, &into->best, &u_ser, &u_best);
         into->last = op->idx;
     } else if (!rc) {
-        into = calloc(1, sizeof(*into));
+        into = pool_alloc(POOL_SEG, sizeof(*into));
         if (!into) {
             rc = OSPG_ERR_NOMEM;
         } else {
+            memset(into, 0, sizeof(*into));
             into->first = into->last = op->idx;
             chain_move(&into->ser, &u_ser);
             chain_move(&into->best, &u_best);
@@ -2780,6 +2792,7 @@ ospg *ospg_new(size_t nscen, const ospg_scenario *scen)
     memset(g, 0, sizeof(*g));
     g->nscen = nscen;
     g->combine_max = COMBINE_MAX;
+    g->runs_after = RUNS_AFTER;
     g->gen = atomic_fetch_add(&builder_gen, 1) + 1;
     g->scen = calloc(nscen, sizeof(*g->scen));
     if (!g->scen) {
@@ -2813,6 +2826,11 @@ void ospg_set_concurrent(ospg *g)
 void ospg_set_combine_max(ospg *g, size_t updates)
 {
     g->combine_max = updates;
+}
+
+void ospg_set_runs_after(ospg *g, size_t parked)
+{
+    g->runs_after = parked;
 }
 
 uint64_t ospg_crowded_holds(const ospg *g)

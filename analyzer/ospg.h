@@ -117,6 +117,11 @@ void ospg_set_concurrent(ospg *g);
 void ospg_set_combine_max(ospg *g, size_t updates);
 uint64_t ospg_crowded_holds(const ospg *g);
 
+/* How many children may wait at a node one by one before later W-children
+ * and leaves join runs instead (ospg.c, "Segments": 64; tests lower it to
+ * take runs often). */
+void ospg_set_runs_after(ospg *g, size_t parked);
+
 /* Back to one thread: call once no other thread is inside the builder or
  * will be again (their last calls must happen before this one, e.g. the
  * caller saw them stop through an atomic). */

@@ -482,6 +482,10 @@ static int feed(const gg_graph *g, const trial *t, const evlist *ev,
         ospg_set_fixed_locations(G);
         stats.fixed++;
     }
+    /* and then, with one scenario, half of those sum early W-children and
+     * leaves into runs from the first one on (ospg.c, "Segments") */
+    if (t->seed >> 3 & 1)
+        ospg_set_runs_after(G, 0);
     ospg_node **h = calloc(n, sizeof *h);
     ospg_group **gh = calloc(g->ngroups + 1, sizeof *gh);
     /* leaf[i]: node i goes in one ospg_leaf call at its begin event; its

@@ -394,6 +394,10 @@ static int run_seed(uint64_t seed, unsigned nthreads)
      * applies another's update stop the others queueing until it lets go */
     if (seed % 3 == 0)
         ospg_set_combine_max(f.G, 0);
+    /* early W-children and leaves join runs from the first on (ospg.c,
+     * "Segments"; with one scenario and fixed locations) */
+    if (seed >> 3 & 1)
+        ospg_set_runs_after(f.G, 0);
     atomic_store(&f.h[0], ospg_root(f.G));
     pthread_t th[MAX_THREADS];
     worker w[MAX_THREADS];
