@@ -551,10 +551,19 @@ int analyze_trace(const char *dir, const char *outdir,
                  scan_st.partial_why);
     }
     if (st.partial && prof.nodes <= 1 && prof.work == 0) {
-        fprintf(stderr, "whatif analyze: %s: the trace holds no work of the "
-                        "program (it ended before any record was written: "
-                        "killed by SIGKILL, left by a raw exit_group system "
-                        "call, or at its very start)\n", dir);
+        /* damage before the first work (a bad block) is not a run that
+         * ended early */
+        if (strstr(st.partial_why, "CRC mismatch") ||
+            strstr(st.partial_why, "truncated"))
+            fprintf(stderr, "whatif analyze: %s: no work of the program "
+                            "could be read before the trace's damage: %s\n",
+                    dir, st.partial_why);
+        else
+            fprintf(stderr, "whatif analyze: %s: the trace holds no work of "
+                            "the program (it ended before any record was "
+                            "written: killed by SIGKILL, left by a raw "
+                            "exit_group system call, or at its very "
+                            "start)\n", dir);
         goto out;
     }
     if (st.partial) {

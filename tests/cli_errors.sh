@@ -63,6 +63,14 @@ mk trunc; truncate -s $((size / 2)) "$tmp/trunc/$s0"
 expect_error "truncated, the way out" "$tmp/trunc" "truncated.*whatif analyze --partial profiles what was recorded before it"
 mk flip; printf '\xff' | dd of="$tmp/flip/$s0" bs=1 seek=$((size / 3)) conv=notrunc 2>/dev/null
 expect_error "corrupt byte" "$tmp/flip" "$s0: byte"
+# --partial on a trace damaged before any work: said as damage, not as a
+# run killed at its start
+"$gentrace" "$tmp/one" 2000 1 mixed >/dev/null || { echo "gentrace failed"; exit 1; }
+printf '\xff' | dd of="$tmp/one/$s0" bs=1 seek=60 conv=notrunc 2>/dev/null
+"$whatif" analyze -q --partial -o "$tmp/one-out" "$tmp/one" 2>"$tmp/err" >/dev/null; rc=$?
+if [ $rc -eq 1 ] && [ "$(wc -l <"$tmp/err")" -eq 1 ] &&
+   grep -q "no work of the program could be read before the trace's damage: .*CRC mismatch" "$tmp/err"; then ok; else
+  bad "--partial, damage before any work: rc $rc: $(cat "$tmp/err")"; fi
 mk missing; rm "$tmp/missing/thread-0001.wit"; expect_error "missing stream" "$tmp/missing" "no stream begins\|never completed\|no end-of-program"
 
 "$whatif" analyze 2>/dev/null; [ $? -eq 2 ] && ok || bad "usage error exit code"
