@@ -533,9 +533,13 @@ typedef struct park_key {
 /* A run of consecutive children already summed (see "Segments"). */
 typedef struct segment {
     uint64_t first, last;   /* the children it holds: first..last */
-    chain ser;              /* their serial chain (rank unused) */
-    chain best;             /* the best chain through one of its P-leaves,
-                             * from first on; rank RANK_NONE: none */
+    /* Like a node's (see "Uniform scenarios"): every scenario's chains
+     * equal scenario 0's, which alone are kept. */
+    int uni;
+    chain *ser;             /* [nscen] their serial chain (rank unused) */
+    chain *best;            /* [nscen] the best chain through one of its
+                             * P-leaves, from first on; rank RANK_NONE:
+                             * none */
     struct segment *prev, *next;
 } segment;
 
@@ -578,6 +582,7 @@ struct ospg_node {
     /* runs of out-of-order W-children and leaves already summed (see
      * "Segments"), sorted by their first index */
     struct segment *segs;
+    uint64_t early_next;    /* the index after the last child seg_take saw */
 
     uint64_t work;
     /* work of the W-nodes below it that no nested grain (a P-node with a
@@ -673,6 +678,7 @@ struct ospg {
     size_t combine_max;    /* unlock_node; COMBINE_MAX but in tests */
     size_t runs_after;     /* seg_take; RUNS_AFTER but in tests */
     atomic_uint_fast64_t crowded_holds; /* holds that reached it */
+    atomic_uint_fast64_t run_children; /* children taken into runs */
     uint64_t gen;          /* tells this builder's thread caches apart */
     atomic_uint_fast64_t peak_live;
     ospg_release_fn release_fn;
@@ -802,6 +808,12 @@ static size_t stat_size(const ospg *g)
     return sizeof(stat_entry) + g->nscen * sizeof(uint64_t);
 }
 
+/* A segment and its chains, ser then best, of every scenario. */
+static size_t seg_size(const ospg *g)
+{
+    return sizeof(segment) + 2 * g->nscen * sizeof(chain);
+}
+
 /* ---- Uniform scenarios ----
  *
  * What-if scenarios differ only where a W-node's work is scaled (a
@@ -910,7 +922,7 @@ static int cache_bind(ospg *g)
     h->pools[POOL_NODE].size = node_size(g);
     h->pools[POOL_STAT].size = stat_size(g);
     h->pools[POOL_PARK].size = sizeof(park_item);
-    h->pools[POOL_SEG].size = sizeof(segment);
+    h->pools[POOL_SEG].size = seg_size(g);
     h->pools[POOL_OP].size = sizeof(node_op);
     h->pools[POOL_HTABLE].size = sizeof(UT_hash_table);
     h->pools[POOL_HBUCKETS].size =
@@ -1096,7 +1108,7 @@ static void addrs_free(ospg *g, addr_state **head)
 
 /* Releases everything a node holds and recycles it.  Groups it owns are
  * freed here: their entries were collapsed when it was finalized. */
-static void seg_free(segment *sg);
+static void seg_free(ospg *g, segment *sg);
 
 static void node_release(ospg *g, ospg_node *n)
 {
@@ -1131,7 +1143,7 @@ static void node_release(ospg *g, ospg_node *n)
     segment *sg, *sgtmp;
     DL_FOREACH_SAFE(n->segs, sg, sgtmp) {
         DL_DELETE(n->segs, sg);
-        seg_free(sg);
+        seg_free(g, sg);
     }
     park_item *p, *ptmp;
     park_index_drop(n);
@@ -1808,7 +1820,7 @@ static int drain(ospg *g, ospg_node *n)
             DL_DELETE(n->segs, sg);
             int rc = seg_apply(g, n, sg);
             n->frontier = sg->last + 1;
-            seg_free(sg);
+            seg_free(g, sg);
             if (rc)
                 return rc;
             continue;
@@ -2217,9 +2229,11 @@ static int park_op(ospg *g, ospg_node *n, const node_op *op, int type)
  * their prefix (seg_concat), exactly as if the children had come one by
  * one.  So such a child adds its statistics at once and joins the run it
  * extends, and memory grows with the gaps (the children still to come),
- * not with the children that came early.  Only where every node keeps one
- * scenario and its location from its begin (the profiler's promise), and
- * for children that carry no samples or tags; the rest park as before. */
+ * not with the children that came early.  A run keeps a chain pair per
+ * scenario, uniform like a node's until a child's work differs by
+ * scenario.  Only where every node keeps its location from its begin (the
+ * profiler's promise: statistics are added at once), and for children
+ * that carry no samples or tags; the rest park as before. */
 #define SEG_WALK_MAX 64 /* runs passed looking for a child's place */
 /* Children parked at a node before later ones join runs: a run costs a
  * chain copy more per P-leaf than a parked item (its best chain is
@@ -2236,11 +2250,40 @@ static int leaf_crit(cmap *m, const node_op *op, uint32_t loc,
                      const uint32_t *tags, size_t ntags, uint64_t ws,
                      uint64_t burden);
 
-static void seg_free(segment *sg)
+static void seg_free(ospg *g, segment *sg)
 {
-    chain_free(&sg->ser);
-    chain_free(&sg->best);
+    for (size_t s = 0; s < g->nscen; s++) {
+        chain_free(&sg->ser[s]);
+        chain_free(&sg->best[s]);
+    }
     pool_free(sg);
+}
+
+/* A run of child idx alone, its chains empty, or NULL when out of memory. */
+static segment *seg_new(ospg *g, uint64_t idx)
+{
+    segment *sg = pool_alloc(POOL_SEG, seg_size(g));
+    if (!sg)
+        return NULL;
+    memset(sg, 0, seg_size(g));
+    sg->first = sg->last = idx;
+    sg->uni = 1;
+    sg->ser = (chain *)(sg + 1);
+    sg->best = sg->ser + g->nscen;
+    for (size_t s = 0; s < g->nscen; s++)
+        sg->best[s].rank = RANK_NONE;
+    return sg;
+}
+
+/* Makes sg's chains hold every scenario (the others are still empty). */
+static int seg_expand(ospg *g, segment *sg)
+{
+    if (!sg->uni)
+        return 0;
+    sg->uni = 0;
+    if (chains_spread(g, sg->ser) || chains_spread(g, sg->best))
+        return gerr(g);
+    return 0;
 }
 
 /* Chains (a_ser, a_best) followed by (b_ser, b_best): b's best counted
@@ -2267,22 +2310,40 @@ static int seg_concat(chain *a_ser, chain *a_best, const chain *b_ser,
     return cmap_merge(&a_ser->crit, &b_ser->crit) ? OSPG_ERR_NOMEM : 0;
 }
 
+/* Run b appended to run a, in every scenario a keeps. */
+static int seg_join(ospg *g, segment *a, const segment *b)
+{
+    if (a->uni && !b->uni && seg_expand(g, a))
+        return gerr(g);
+    for (size_t s = 0, ns = nsc(g, a->uni); s < ns; s++)
+        if (seg_concat(&a->ser[s], &a->best[s], &b->ser[sc_at(b->uni, s)],
+                       &b->best[sc_at(b->uni, s)]))
+            return fail(g, OSPG_ERR_NOMEM);
+    a->last = b->last;
+    return 0;
+}
+
 /* The segment at n's frontier applied to n (n locked): as its children
  * one by one (apply_w, leaf_fold_p, leaf_fold_s). */
 static int seg_apply(ospg *g, ospg_node *n, const segment *sg)
 {
     if (n->lazy_list && materialize_lazy(g, n))
         return gerr(g);
-    if (n->tm && sg->best.rank != RANK_NONE) {
+    if (n->uni && !sg->uni && expand(g, n))
+        return gerr(g);
+    if (n->tm && sg->best[0].rank != RANK_NONE) {
         /* a P-leaf's tag chain is its prefix's: the run adds no tags */
         cmap *best = tm_own(g, n, 1);
         if (!best)
             return gerr(g);
-        if (cmap_max(&best[0], &n->tm[0]))
-            return fail(g, OSPG_ERR_NOMEM);
+        for (size_t s = 0; s < g->nscen; s++)
+            if (cmap_max(&best[s], &n->tm[s]))
+                return fail(g, OSPG_ERR_NOMEM);
     }
-    if (seg_concat(&n->ser[0], &n->best[0], &sg->ser, &sg->best))
-        return fail(g, OSPG_ERR_NOMEM);
+    for (size_t s = 0, ns = nsc(g, n->uni); s < ns; s++)
+        if (seg_concat(&n->ser[s], &n->best[s], &sg->ser[sc_at(sg->uni, s)],
+                       &sg->best[sc_at(sg->uni, s)]))
+            return fail(g, OSPG_ERR_NOMEM);
     return 0;
 }
 
@@ -2312,14 +2373,82 @@ static int seg_place(const ospg_node *n, uint64_t idx, segment **left,
     return 0;
 }
 
+/* W-child op of n as a run of its own, its statistics added to n. */
+static int seg_unit_w(ospg *g, ospg_node *n, const node_op *op, segment *u)
+{
+    uint64_t *spans = tc.scratch;
+    /* as apply_w: outside regions only a location can scale work */
+    int same = op->region == 0 && !g->scaled_by_loc;
+    for (size_t s = 0; s < g->nscen; s++)
+        spans[s] = s && !same ? ospg_scaled_work(&g->scen[s], op->work,
+                                                 op->loc, op->region)
+                              : op->work;
+    if (!same && varies(g, spans)) {
+        u->uni = 0;
+        if (expand(g, n)) /* its skip_span takes every scenario's */
+            return gerr(g);
+    }
+    for (size_t s = 0, ns = nsc(g, u->uni); s < ns; s++) {
+        u->ser[s].len = spans[s];
+        if (cmap_add(&u->ser[s].crit, op->loc, spans[s]))
+            return fail(g, OSPG_ERR_NOMEM);
+    }
+    n->work += op->work;
+    n->grain_own += op->work;
+    return apply_w_stats(g, n, op->work, op->loc, op->flags, spans);
+}
+
+/* Leaf op of n (no tags) as a run of its own, its statistics added to n. */
+static int seg_unit_leaf(ospg *g, ospg_node *n, const node_op *op,
+                         segment *u)
+{
+    uint32_t loc = (op->leaf_loc == OSPG_LOC_NONE && op->group)
+                       ? op->group->loc : op->leaf_loc;
+    int grain = op->leaf_kind == OSPG_P && loc != OSPG_LOC_NONE;
+    uint64_t work = op->has_w ? op->work : 0;
+    uint64_t *ws = tc.scratch, *total = tc.scratch + g->nscen;
+    /* as leaf_apply */
+    int same = (!op->has_w || (op->region == 0 && !g->scaled_by_loc)) &&
+               !(grain && g->grain_burdens);
+    for (size_t s = 0; s < g->nscen; s++) {
+        ws[s] = !op->has_w ? 0
+                : s && !same
+                    ? ospg_scaled_work(&g->scen[s], work, op->loc, op->region)
+                    : work;
+        const ospg_scenario *sc = &g->scen[s];
+        uint64_t burden = s && !same && grain && sc->grain_burden
+                              ? sc->grain_burden(sc->grain_burden_arg, loc)
+                              : 0;
+        total[s] = ws[s] + burden;
+    }
+    if (!same && (varies(g, ws) || varies(g, total)))
+        u->uni = 0;
+    chain *c = op->leaf_kind == OSPG_P ? u->best : u->ser;
+    for (size_t s = 0, ns = nsc(g, u->uni); s < ns; s++) {
+        /* an S-leaf is in series (leaf_fold_s: no burden) */
+        uint64_t burden = op->leaf_kind == OSPG_P ? total[s] - ws[s] : 0;
+        c[s].len = ws[s] + burden;
+        if (op->leaf_kind == OSPG_P)
+            c[s].rank = op->idx;
+        if (leaf_crit(&c[s].crit, op, loc, NULL, 0, ws[s], burden))
+            return fail(g, OSPG_ERR_NOMEM);
+    }
+    n->nodes += 1 + (op->has_w ? 1 : 0);
+    n->work += work;
+    if (!grain)
+        n->grain_own += work;
+    return leaf_stats(g, n, op, loc, NULL, 0, ws, total);
+}
+
 /* Takes child op->idx of n (n locked, the frontier short of it), a W-child
  * (type PARK_W) or a leaf, into n's segments.  Returns 1 when taken, 0
  * when it must park as an item, or an error. */
 static int seg_take(ospg *g, ospg_node *n, const node_op *op, int type)
 {
     uint32_t tags[OSPG_MAX_TAGS];
-    if (n->nparked < g->runs_after || g->nscen != 1 || !g->fixed_locs ||
-        op->nsmp ||
+    int follows = n->early_next != 0 && n->early_next == op->idx;
+    n->early_next = op->idx + 1;
+    if (n->nparked < g->runs_after || !g->fixed_locs || op->nsmp ||
         (type == PARK_W ? op->region && g->region_tags
                         : leaf_tags(g, op, tags) != 0))
         return 0;
@@ -2329,69 +2458,42 @@ static int seg_take(ospg *g, ospg_node *n, const node_op *op, int type)
         return 0;
     if (at > 0)
         return fail(g, OSPG_ERR_INDEX);
-    chain u_ser, u_best;
-    memset(&u_ser, 0, sizeof(u_ser));
-    memset(&u_best, 0, sizeof(u_best));
-    u_best.rank = RANK_NONE;
-    int rc = 0;
-    if (type == PARK_W) {
-        uint64_t spans[1] = {op->work};
-        n->work += op->work;
-        n->grain_own += op->work;
-        u_ser.len = op->work;
-        if (cmap_add(&u_ser.crit, op->loc, op->work))
-            rc = OSPG_ERR_NOMEM;
-        else if (apply_w_stats(g, n, op->work, op->loc, op->flags, spans))
-            rc = gerr(g);
-    } else {
-        uint32_t loc = (op->leaf_loc == OSPG_LOC_NONE && op->group)
-                           ? op->group->loc : op->leaf_loc;
-        int grain = op->leaf_kind == OSPG_P && loc != OSPG_LOC_NONE;
-        uint64_t work = op->has_w ? op->work : 0, ws[1] = {work};
-        chain *c = op->leaf_kind == OSPG_P ? &u_best : &u_ser;
-        c->len = work; /* one scenario: no burden */
-        if (op->leaf_kind == OSPG_P)
-            c->rank = op->idx;
-        n->nodes += 1 + (op->has_w ? 1 : 0);
-        n->work += work;
-        if (!grain)
-            n->grain_own += work;
-        if (leaf_crit(&c->crit, op, loc, tags, 0, work, 0))
-            rc = OSPG_ERR_NOMEM;
-        else if (leaf_stats(g, n, op, loc, tags, 0, ws, ws))
-            rc = gerr(g);
-    }
-    segment *into = NULL;
+    /* With several scenarios a run is ~8x a parked item: one begins only
+     * where children come in a row (a thread that runs them in order,
+     * while an older one is still missing), not at every gap of children
+     * that alternate with the missing ones (the analyzer's replay of two
+     * streams, one ahead of the other).  Tests that set runs_after to 0
+     * take runs at every gap. */
+    if (g->nscen > 1 && g->runs_after && !follows &&
+        !(left && left->last + 1 == op->idx) &&
+        !(right && op->idx + 1 == right->first))
+        return 0;
+    segment *u = seg_new(g, op->idx);
+    if (!u)
+        return fail(g, OSPG_ERR_NOMEM);
+    int rc = type == PARK_W ? seg_unit_w(g, n, op, u)
+                            : seg_unit_leaf(g, n, op, u);
+    segment *into = u;
     if (!rc && left && left->last + 1 == op->idx) {
         into = left;
-        rc = seg_concat(&into->ser, &into->best, &u_ser, &u_best);
-        into->last = op->idx;
+        rc = seg_join(g, left, u);
+        seg_free(g, u);
     } else if (!rc) {
-        into = pool_alloc(POOL_SEG, sizeof(*into));
-        if (!into) {
-            rc = OSPG_ERR_NOMEM;
-        } else {
-            memset(into, 0, sizeof(*into));
-            into->first = into->last = op->idx;
-            chain_move(&into->ser, &u_ser);
-            chain_move(&into->best, &u_best);
-            if (left)
-                DL_APPEND_ELEM(n->segs, left, into);
-            else
-                DL_PREPEND(n->segs, into);
-        }
+        if (left)
+            DL_APPEND_ELEM(n->segs, left, u);
+        else
+            DL_PREPEND(n->segs, u);
+    } else {
+        seg_free(g, u);
     }
-    chain_free(&u_ser);
-    chain_free(&u_best);
     if (!rc && right && into->last + 1 == right->first) {
-        rc = seg_concat(&into->ser, &into->best, &right->ser, &right->best);
-        into->last = right->last;
+        rc = seg_join(g, into, right);
         DL_DELETE(n->segs, right);
-        seg_free(right);
+        seg_free(g, right);
     }
-    if (rc)
-        return rc == OSPG_ERR_NOMEM ? fail(g, rc) : rc;
-    return 1;
+    if (!rc)
+        atomic_fetch_add_explicit(&g->run_children, 1, memory_order_relaxed);
+    return rc ? gerr(g) : 1;
 }
 
 /* A W-child of n (n locked). */
@@ -2836,6 +2938,11 @@ void ospg_set_runs_after(ospg *g, size_t parked)
 uint64_t ospg_crowded_holds(const ospg *g)
 {
     return atomic_load_explicit(&g->crowded_holds, memory_order_relaxed);
+}
+
+uint64_t ospg_run_children(const ospg *g)
+{
+    return atomic_load_explicit(&g->run_children, memory_order_relaxed);
 }
 
 void ospg_set_fixed_locations(ospg *g)

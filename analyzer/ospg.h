@@ -119,8 +119,10 @@ uint64_t ospg_crowded_holds(const ospg *g);
 
 /* How many children may wait at a node one by one before later W-children
  * and leaves join runs instead (ospg.c, "Segments": 64; tests lower it to
- * take runs often). */
+ * take runs often; 0 also lets a child begin a run at any gap), and how
+ * many children joined runs. */
 void ospg_set_runs_after(ospg *g, size_t parked);
+uint64_t ospg_run_children(const ospg *g);
 
 /* Back to one thread: call once no other thread is inside the builder or
  * will be again (their last calls must happen before this one, e.g. the

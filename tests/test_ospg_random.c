@@ -443,6 +443,9 @@ static struct {
     unsigned long long seeds, nodes, ties, tie_scen, redrawn, events;
     unsigned long long leaves; /* nodes fed through ospg_leaf */
     unsigned long long fixed;  /* feeds under ospg_set_fixed_locations */
+    /* children taken into runs (ospg_run_children), with one scenario
+     * and with several */
+    unsigned long long runs_one, runs_many;
     unsigned long long fused;  /* pairs fed as ospg_work_end or
                                 * ospg_begin_work */
     unsigned long long shapes[GG_NSHAPES], feeds[FEED_NMODES];
@@ -482,10 +485,14 @@ static int feed(const gg_graph *g, const trial *t, const evlist *ev,
         ospg_set_fixed_locations(G);
         stats.fixed++;
     }
-    /* and then, with one scenario, half of those sum early W-children and
-     * leaves into runs from the first one on (ospg.c, "Segments") */
+    /* and then half of those sum early W-children and leaves into runs
+     * from the first one on (ospg.c, "Segments"), at any gap; a quarter
+     * more from the second on, where a run begins only with children
+     * that come in a row once there are several scenarios */
     if (t->seed >> 3 & 1)
         ospg_set_runs_after(G, 0);
+    else if (t->seed >> 4 & 1)
+        ospg_set_runs_after(G, 1);
     ospg_node **h = calloc(n, sizeof *h);
     ospg_group **gh = calloc(g->ngroups + 1, sizeof *gh);
     /* leaf[i]: node i goes in one ospg_leaf call at its begin event; its
@@ -654,6 +661,10 @@ static int feed(const gg_graph *g, const trial *t, const evlist *ev,
                        (unsigned long long)epeak);
         }
     }
+    if (t->nscen == 1)
+        stats.runs_one += ospg_run_children(G);
+    else
+        stats.runs_many += ospg_run_children(G);
     ospg_free(G);
     free(h);
     free(gh);
@@ -1254,15 +1265,21 @@ int main(int argc, char **argv)
            "tied critical paths %llu (in %llu seeds; %llu weight redraws); "
            "critical values compared exactly %llu, within bounds %llu; "
            "largest peak live nodes %llu; feeds with fixed locations "
-           "%llu\n",
+           "%llu; children taken into runs %llu (one scenario), %llu "
+           "(several)\n",
            stats.seeds, stats.nodes, stats.leaves, stats.fused, stats.events,
            secs, stats.tie_scen,
            stats.ties, stats.redrawn, stats.compared_crit, stats.bounded_crit,
-           stats.peak_max, stats.fixed);
+           stats.peak_max, stats.fixed, stats.runs_one, stats.runs_many);
     /* the mode must not go untested for want of graphs that allow it */
     if (stats.seeds >= 1000 && stats.fixed * 10 < stats.seeds) {
         printf("FAIL only %llu of %llu seeds fed with fixed locations\n",
                stats.fixed, stats.seeds);
+        failed++;
+    }
+    if (stats.seeds >= 1000 && (!stats.runs_one || !stats.runs_many)) {
+        printf("FAIL no child joined a run with %s scenario\n",
+               stats.runs_one ? "more than one" : "one");
         failed++;
     }
     if (verbose) {

@@ -330,6 +330,9 @@ static int feed_serial(const gg_graph *g, const feed *f, size_t nscen,
 }
 
 static uint64_t crowded_holds; /* over all seeds (ospg_crowded_holds) */
+/* children taken into runs over all seeds (ospg_run_children), with one
+ * scenario and with several */
+static uint64_t runs_one, runs_many;
 
 static int run_seed(uint64_t seed, unsigned nthreads)
 {
@@ -372,8 +375,9 @@ static int run_seed(uint64_t seed, unsigned nthreads)
     memset(&got, 0, sizeof(got));
     int rc = 0;
     /* a quarter of the seeds keep one scenario, as the profiler does
-     * without what-if factors: where the locations are fixed too, early
-     * W-children and leaves are summed into runs (ospg.c, "Segments") */
+     * without what-if factors (where the locations are fixed, early
+     * W-children and leaves are summed into runs either way: ospg.c,
+     * "Segments") */
     size_t nscen = seed % 4 == 1 ? 1 : 3;
     if (feed_serial(&g, &f, nscen, scen, &want)) {
         fprintf(stderr, "seed %llu: the single-threaded feed failed\n",
@@ -395,9 +399,11 @@ static int run_seed(uint64_t seed, unsigned nthreads)
     if (seed % 3 == 0)
         ospg_set_combine_max(f.G, 0);
     /* early W-children and leaves join runs from the first on (ospg.c,
-     * "Segments"; with one scenario and fixed locations) */
+     * "Segments"; with fixed locations) */
     if (seed >> 3 & 1)
         ospg_set_runs_after(f.G, 0);
+    else if (seed >> 4 & 1) /* a run begins with children in a row */
+        ospg_set_runs_after(f.G, 1);
     atomic_store(&f.h[0], ospg_root(f.G));
     pthread_t th[MAX_THREADS];
     worker w[MAX_THREADS];
@@ -430,6 +436,10 @@ static int run_seed(uint64_t seed, unsigned nthreads)
         rc = 1;
     }
     crowded_holds += ospg_crowded_holds(f.G);
+    if (nscen == 1)
+        runs_one += ospg_run_children(f.G);
+    else
+        runs_many += ospg_run_children(f.G);
     ospg_free(f.G);
     ospg_profile_free(&got);
     ospg_profile_free(&want);
@@ -472,11 +482,18 @@ int main(int argc, char **argv)
         else
             passed++;
     }
-    printf("%llu passed, %llu failed (%u threads), %llu crowded holds\n",
-           passed, failed, nthreads, (unsigned long long)crowded_holds);
+    printf("%llu passed, %llu failed (%u threads), %llu crowded holds, "
+           "%llu + %llu children taken into runs (one scenario + several)\n",
+           passed, failed, nthreads, (unsigned long long)crowded_holds,
+           (unsigned long long)runs_one, (unsigned long long)runs_many);
     /* the waiting path was taken (a few hundred times in 100 seeds) */
     if (!single && count >= 100 && nthreads > 1 && !crowded_holds) {
         printf("no node was ever crowded: the waiting path went untested\n");
+        return 1;
+    }
+    if (!single && count >= 100 && (!runs_one || !runs_many)) {
+        printf("no child joined a run with %s scenario: runs went "
+               "untested\n", runs_one ? "more than one" : "one");
         return 1;
     }
     return failed ? 1 : 0;
