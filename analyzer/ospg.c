@@ -538,8 +538,12 @@ typedef struct segment {
     int uni;
     chain *ser;             /* [nscen] their serial chain (rank unused) */
     chain *best;            /* [nscen] the best chain through one of its
-                             * P-leaves, from first on; rank RANK_NONE:
+                             * P-children, from first on; rank RANK_NONE:
                              * none */
+    /* NULL, or [nscen]: each tag's longest chain through one of its
+     * P-children (taken nodes), from first on; its other children carry
+     * no tags */
+    cmap *tm;
     struct segment *prev, *next;
 } segment;
 
@@ -582,7 +586,8 @@ struct ospg_node {
     /* runs of out-of-order W-children and leaves already summed (see
      * "Segments"), sorted by their first index */
     struct segment *segs;
-    uint64_t early_next;    /* the index after the last child seg_take saw */
+    uint64_t early_next;    /* the index after the last early child seen */
+    struct park_item *parked_as; /* P: its item in its parent's parked list */
 
     uint64_t work;
     /* work of the W-nodes below it that no nested grain (a P-node with a
@@ -679,6 +684,7 @@ struct ospg {
     size_t runs_after;     /* seg_take; RUNS_AFTER but in tests */
     atomic_uint_fast64_t crowded_holds; /* holds that reached it */
     atomic_uint_fast64_t run_children; /* children taken into runs */
+    atomic_uint_fast64_t run_nodes;    /* of which finished nodes */
     uint64_t gen;          /* tells this builder's thread caches apart */
     atomic_uint_fast64_t peak_live;
     ospg_release_fn release_fn;
@@ -1851,6 +1857,7 @@ static int drain(ospg *g, ospg_node *n)
             }
         } else {
             n->frontier++;
+            it->node->parked_as = NULL;
             rc = apply_p_begin(g, n, it->node, it->deps, it->ndeps);
             free(it->deps);
         }
@@ -2119,10 +2126,17 @@ static int fold_p(ospg *g, ospg_node *p)
 
 /* Folds n, finalized, into its parent if nothing holds it any more.  The
  * caller holds the parent's lock. */
+static int seg_take_node(ospg *g, ospg_node *n, ospg_node *p);
+
 static int fold_into_parent(ospg *g, ospg_node *n)
 {
     ospg_node *parent = n->parent;
     if (!can_fold(n)) {
+        if (n->kind == OSPG_P && n->finalized && !n->prefix_ready) {
+            int rc = seg_take_node(g, parent, n);
+            if (rc)
+                return rc < 0 ? rc : 0; /* taken: n is released */
+        }
         n->queued = 0; /* whoever releases it queues it again */
         return 0;
     }
@@ -2250,12 +2264,18 @@ static int leaf_crit(cmap *m, const node_op *op, uint32_t loc,
                      const uint32_t *tags, size_t ntags, uint64_t ws,
                      uint64_t burden);
 
+static int seg_worth(const ospg *g, int follows, uint64_t idx,
+                     const segment *left, const segment *right);
+static int seg_insert(ospg *g, ospg_node *n, segment *u, segment *left,
+                      segment *right);
+
 static void seg_free(ospg *g, segment *sg)
 {
     for (size_t s = 0; s < g->nscen; s++) {
         chain_free(&sg->ser[s]);
         chain_free(&sg->best[s]);
     }
+    cmaps_free(sg->tm, g->nscen);
     pool_free(sg);
 }
 
@@ -2311,7 +2331,7 @@ static int seg_concat(chain *a_ser, chain *a_best, const chain *b_ser,
 }
 
 /* Run b appended to run a, in every scenario a keeps. */
-static int seg_join(ospg *g, segment *a, const segment *b)
+static int seg_join(ospg *g, segment *a, segment *b)
 {
     if (a->uni && !b->uni && seg_expand(g, a))
         return gerr(g);
@@ -2319,6 +2339,16 @@ static int seg_join(ospg *g, segment *a, const segment *b)
         if (seg_concat(&a->ser[s], &a->best[s], &b->ser[sc_at(b->uni, s)],
                        &b->best[sc_at(b->uni, s)]))
             return fail(g, OSPG_ERR_NOMEM);
+    /* a's children add no tags: b's tag chains are counted from a's first
+     * as they are from b's */
+    if (b->tm && !a->tm) {
+        a->tm = b->tm;
+        b->tm = NULL;
+    } else if (b->tm) {
+        for (size_t s = 0; s < g->nscen; s++)
+            if (cmap_max(&a->tm[s], &b->tm[s]))
+                return fail(g, OSPG_ERR_NOMEM);
+    }
     a->last = b->last;
     return 0;
 }
@@ -2331,14 +2361,23 @@ static int seg_apply(ospg *g, ospg_node *n, const segment *sg)
         return gerr(g);
     if (n->uni && !sg->uni && expand(g, n))
         return gerr(g);
-    if (n->tm && sg->best[0].rank != RANK_NONE) {
-        /* a P-leaf's tag chain is its prefix's: the run adds no tags */
+    if ((n->tm || sg->tm) && sg->best[0].rank != RANK_NONE) {
+        /* the tag chains through its P-children: n's so far (a P-leaf's
+         * are its prefix's) and theirs */
         cmap *best = tm_own(g, n, 1);
         if (!best)
             return gerr(g);
-        for (size_t s = 0; s < g->nscen; s++)
-            if (cmap_max(&best[s], &n->tm[s]))
+        for (size_t s = 0; s < g->nscen; s++) {
+            cmap sum;
+            memset(&sum, 0, sizeof(sum));
+            if (cmap_merge(&sum, &n->tm[s]) ||
+                (sg->tm && cmap_merge(&sum, &sg->tm[s])) ||
+                cmap_max(&best[s], &sum)) {
+                cmap_free(&sum);
                 return fail(g, OSPG_ERR_NOMEM);
+            }
+            cmap_free(&sum);
+        }
     }
     for (size_t s = 0, ns = nsc(g, n->uni); s < ns; s++)
         if (seg_concat(&n->ser[s], &n->best[s], &sg->ser[sc_at(sg->uni, s)],
@@ -2458,33 +2497,49 @@ static int seg_take(ospg *g, ospg_node *n, const node_op *op, int type)
         return 0;
     if (at > 0)
         return fail(g, OSPG_ERR_INDEX);
-    /* With several scenarios a run is ~8x a parked item: one begins only
-     * where children come in a row (a thread that runs them in order,
-     * while an older one is still missing), not at every gap of children
-     * that alternate with the missing ones (the analyzer's replay of two
-     * streams, one ahead of the other).  Tests that set runs_after to 0
-     * take runs at every gap. */
-    if (g->nscen > 1 && g->runs_after && !follows &&
-        !(left && left->last + 1 == op->idx) &&
-        !(right && op->idx + 1 == right->first))
+    if (!seg_worth(g, follows, op->idx, left, right))
         return 0;
     segment *u = seg_new(g, op->idx);
     if (!u)
         return fail(g, OSPG_ERR_NOMEM);
     int rc = type == PARK_W ? seg_unit_w(g, n, op, u)
                             : seg_unit_leaf(g, n, op, u);
+    if (rc) {
+        seg_free(g, u);
+        return gerr(g);
+    }
+    return seg_insert(g, n, u, left, right);
+}
+
+/* Whether a child reported early at n, at idx (left and right: its place,
+ * seg_place), begins or joins a run.  With several scenarios a run is ~8x
+ * a parked item: one begins only where children come in a row (a thread
+ * that runs them in order while an older one is still missing), not at
+ * every gap of children that alternate with the missing ones (the
+ * analyzer's replay of two streams, one ahead of the other).  Tests that
+ * set runs_after to 0 take runs at every gap. */
+static int seg_worth(const ospg *g, int follows, uint64_t idx,
+                     const segment *left, const segment *right)
+{
+    return g->nscen == 1 || !g->runs_after || follows ||
+           (left && left->last + 1 == idx) || (right && idx + 1 == right->first);
+}
+
+/* Puts run u of one child between n's runs left and right (seg_place),
+ * joined to each it touches.  Returns 1, or an error. */
+static int seg_insert(ospg *g, ospg_node *n, segment *u, segment *left,
+                      segment *right)
+{
     segment *into = u;
-    if (!rc && left && left->last + 1 == op->idx) {
+    int rc = 0;
+    if (left && left->last + 1 == u->first) {
         into = left;
         rc = seg_join(g, left, u);
         seg_free(g, u);
-    } else if (!rc) {
-        if (left)
-            DL_APPEND_ELEM(n->segs, left, u);
-        else
-            DL_PREPEND(n->segs, u);
+    } else if (left) {
+        DL_APPEND_ELEM(n->segs, left, u);
     } else {
-        seg_free(g, u);
+        DL_PREPEND(n->segs, u);
     }
     if (!rc && right && into->last + 1 == right->first) {
         rc = seg_join(g, into, right);
@@ -2494,6 +2549,80 @@ static int seg_take(ospg *g, ospg_node *n, const node_op *op, int type)
     if (!rc)
         atomic_fetch_add_explicit(&g->run_children, 1, memory_order_relaxed);
     return rc ? gerr(g) : 1;
+}
+
+/* Takes it out of n's parked children and frees it. */
+static void park_remove(ospg *g, ospg_node *n, park_item *it)
+{
+    if (n->park_index) {
+        park_key *k;
+        HASH_FIND(hh, n->park_index, &it->idx, sizeof(it->idx), k);
+        if (k) {
+            HASH_DEL(n->park_index, k);
+            free(k);
+        }
+    }
+    DL_DELETE(n->parked, it);
+    n->nparked--;
+    park_free(g, it);
+}
+
+/* A finished P-child p of n (n locked) that the frontier has not reached:
+ * a task that created tasks or ran region code is a node (0.3-1 KB with
+ * its chains), and it waited whole.  Without depend items its chain is
+ * its prefix's plus its own, like a P-leaf's: it joins n's runs as one,
+ * its statistics are added now (as fold_p adds them) and its node is
+ * released.  Returns 1 when taken, 0 when it must wait, or an error. */
+static int seg_take_node(ospg *g, ospg_node *n, ospg_node *p)
+{
+    int follows = n->early_next != 0 && n->early_next == p->idx;
+    n->early_next = p->idx + 1;
+    park_item *it = p->parked_as;
+    if (!it || it->ndeps || p->event || p->tm_start ||
+        n->nparked < g->runs_after || !g->fixed_locs)
+        return 0;
+    segment *left, *right;
+    int at = seg_place(n, p->idx, &left, &right);
+    if (at < 0)
+        return 0;
+    if (at > 0)
+        return fail(g, OSPG_ERR_INDEX);
+    if (!seg_worth(g, follows, p->idx, left, right))
+        return 0;
+    segment *u = seg_new(g, p->idx);
+    if (!u)
+        return fail(g, OSPG_ERR_NOMEM);
+    n->work += p->work;
+    if (!is_grain(p))
+        n->grain_own += p->grain_own;
+    n->nodes += p->nodes;
+    stats_merge(g, n, &p->stats);
+    if (stats_own(g, p, n)) {
+        seg_free(g, u);
+        return gerr(g);
+    }
+    u->uni = p->uni;
+    for (size_t s = 0, ns = nsc(g, p->uni); s < ns; s++) {
+        chain_move(&u->best[s], &p->ser[s]);
+        u->best[s].rank = p->idx;
+    }
+    if (p->tm) { /* its final tag chains: tm[0..nscen) (finalize) */
+        u->tm = calloc(g->nscen, sizeof(cmap));
+        if (!u->tm) {
+            seg_free(g, u);
+            return fail(g, OSPG_ERR_NOMEM);
+        }
+        for (size_t s = 0; s < g->nscen; s++) {
+            u->tm[s] = p->tm[s];
+            memset(&p->tm[s], 0, sizeof(p->tm[s]));
+        }
+    }
+    n->unfolded--;
+    p->parked_as = NULL;
+    park_remove(g, n, it);
+    node_release(g, p);
+    atomic_fetch_add_explicit(&g->run_nodes, 1, memory_order_relaxed);
+    return seg_insert(g, n, u, left, right);
 }
 
 /* A W-child of n (n locked). */
@@ -2945,6 +3074,11 @@ uint64_t ospg_run_children(const ospg *g)
     return atomic_load_explicit(&g->run_children, memory_order_relaxed);
 }
 
+uint64_t ospg_run_nodes(const ospg *g)
+{
+    return atomic_load_explicit(&g->run_nodes, memory_order_relaxed);
+}
+
 void ospg_set_fixed_locations(ospg *g)
 {
     g->fixed_locs = 1;
@@ -3076,6 +3210,8 @@ static int attach(ospg *g, ospg_node *parent, ospg_node *n,
     it->idx = n->idx;
     it->type = PARK_NODE;
     it->node = n;
+    if (n->kind == OSPG_P)
+        n->parked_as = it;
     /* Depend items resolve in index order, so they wait with it. */
     if (ndeps) {
         it->deps = malloc(ndeps * sizeof(*deps));

@@ -123,6 +123,7 @@ uint64_t ospg_crowded_holds(const ospg *g);
  * many children joined runs. */
 void ospg_set_runs_after(ospg *g, size_t parked);
 uint64_t ospg_run_children(const ospg *g);
+uint64_t ospg_run_nodes(const ospg *g); /* of them, finished nodes */
 
 /* Back to one thread: call once no other thread is inside the builder or
  * will be again (their last calls must happen before this one, e.g. the

@@ -446,6 +446,7 @@ static struct {
     /* children taken into runs (ospg_run_children), with one scenario
      * and with several */
     unsigned long long runs_one, runs_many;
+    unsigned long long run_nodes; /* of them, finished nodes */
     unsigned long long fused;  /* pairs fed as ospg_work_end or
                                 * ospg_begin_work */
     unsigned long long shapes[GG_NSHAPES], feeds[FEED_NMODES];
@@ -661,6 +662,7 @@ static int feed(const gg_graph *g, const trial *t, const evlist *ev,
                        (unsigned long long)epeak);
         }
     }
+    stats.run_nodes += ospg_run_nodes(G);
     if (t->nscen == 1)
         stats.runs_one += ospg_run_children(G);
     else
@@ -1266,15 +1268,20 @@ int main(int argc, char **argv)
            "critical values compared exactly %llu, within bounds %llu; "
            "largest peak live nodes %llu; feeds with fixed locations "
            "%llu; children taken into runs %llu (one scenario), %llu "
-           "(several)\n",
+           "(several), %llu of them finished nodes\n",
            stats.seeds, stats.nodes, stats.leaves, stats.fused, stats.events,
            secs, stats.tie_scen,
            stats.ties, stats.redrawn, stats.compared_crit, stats.bounded_crit,
-           stats.peak_max, stats.fixed, stats.runs_one, stats.runs_many);
+           stats.peak_max, stats.fixed, stats.runs_one, stats.runs_many,
+           stats.run_nodes);
     /* the mode must not go untested for want of graphs that allow it */
     if (stats.seeds >= 1000 && stats.fixed * 10 < stats.seeds) {
         printf("FAIL only %llu of %llu seeds fed with fixed locations\n",
                stats.fixed, stats.seeds);
+        failed++;
+    }
+    if (stats.seeds >= 1000 && !stats.run_nodes) {
+        printf("FAIL no finished node joined a run\n");
         failed++;
     }
     if (stats.seeds >= 1000 && (!stats.runs_one || !stats.runs_many)) {

@@ -333,6 +333,7 @@ static uint64_t crowded_holds; /* over all seeds (ospg_crowded_holds) */
 /* children taken into runs over all seeds (ospg_run_children), with one
  * scenario and with several */
 static uint64_t runs_one, runs_many;
+static uint64_t run_nodes; /* of them, finished nodes (ospg_run_nodes) */
 
 static int run_seed(uint64_t seed, unsigned nthreads)
 {
@@ -436,6 +437,7 @@ static int run_seed(uint64_t seed, unsigned nthreads)
         rc = 1;
     }
     crowded_holds += ospg_crowded_holds(f.G);
+    run_nodes += ospg_run_nodes(f.G);
     if (nscen == 1)
         runs_one += ospg_run_children(f.G);
     else
@@ -483,12 +485,18 @@ int main(int argc, char **argv)
             passed++;
     }
     printf("%llu passed, %llu failed (%u threads), %llu crowded holds, "
-           "%llu + %llu children taken into runs (one scenario + several)\n",
+           "%llu + %llu children taken into runs (one scenario + several; "
+           "%llu finished nodes)\n",
            passed, failed, nthreads, (unsigned long long)crowded_holds,
-           (unsigned long long)runs_one, (unsigned long long)runs_many);
+           (unsigned long long)runs_one, (unsigned long long)runs_many,
+           (unsigned long long)run_nodes);
     /* the waiting path was taken (a few hundred times in 100 seeds) */
     if (!single && count >= 100 && nthreads > 1 && !crowded_holds) {
         printf("no node was ever crowded: the waiting path went untested\n");
+        return 1;
+    }
+    if (!single && count >= 100 && !run_nodes) {
+        printf("no finished node joined a run: that path went untested\n");
         return 1;
     }
     if (!single && count >= 100 && (!runs_one || !runs_many)) {
