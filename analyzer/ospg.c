@@ -3210,8 +3210,6 @@ static int attach(ospg *g, ospg_node *parent, ospg_node *n,
     it->idx = n->idx;
     it->type = PARK_NODE;
     it->node = n;
-    if (n->kind == OSPG_P)
-        n->parked_as = it;
     /* Depend items resolve in index order, so they wait with it. */
     if (ndeps) {
         it->deps = malloc(ndeps * sizeof(*deps));
@@ -3227,6 +3225,8 @@ static int attach(ospg *g, ospg_node *parent, ospg_node *n,
         park_free(g, it);
         return gerr(g);
     }
+    if (n->kind == OSPG_P)
+        n->parked_as = it;
     return 0;
 }
 
