@@ -450,6 +450,65 @@ static void case_partial(void)
     ospg_free(g);
 }
 
+/* Early children in runs (ospg.c, "Segments"), whole and cut short, with
+ * one scenario and with three (task work halved, and made free): a scope
+ * S{child 0: W5 (or never reported), 1..40: P-leaves of task work i,
+ * 41: a task node P{W500} that ends before child 0 comes, 42..50: W10
+ * each}, every child from 1 on reported before child 0, each joining a
+ * run.  Whole: work 1415, span max(95, 5 + task 500); cut short: work
+ * 1410, span max(90, task 500), the missing child taken as empty. */
+static void case_partial_runs(void)
+{
+    current = "partial runs";
+    static const uint32_t task_locs[] = {TASK};
+    ospg_scenario sc[3] = {
+        {.factor = 1.0},
+        {.factor = 2.0, .locs = task_locs, .nlocs = 1},
+        {.factor = INFINITY, .locs = task_locs, .nlocs = 1},
+    };
+    for (size_t ns = 1; ns <= 3; ns += 2)
+        for (int cut = 0; cut < 2; cut++) {
+            ospg *g = ospg_new(ns, ns > 1 ? sc : NULL);
+            ospg_set_fixed_locations(g);
+            ospg_set_runs_after(g, 0);
+            ospg_node *r = ospg_root(g);
+            ospg_node *s = ospg_begin(g, r, 0, OSPG_S, TW, NULL, NULL, 0,
+                                      NULL);
+            for (uint64_t i = 1; i <= 40; i++) {
+                ospg_leaf_work w = {i, TASK, 0, 0};
+                CHECK(ospg_leaf(g, s, i, OSPG_P, TASK, NULL, &w) == 0);
+            }
+            ospg_node *t = ospg_begin(g, s, 41, OSPG_P, TASK, NULL, NULL, 0,
+                                      NULL);
+            CHECK(ospg_work(g, t, 0, 500, TASK, 0, 0) == 0);
+            CHECK(ospg_end(g, t, 1, OSPG_LOC_NONE) == 0);
+            for (uint64_t i = 42; i <= 50; i++)
+                CHECK(ospg_work(g, s, i, 10, TW, 0, 0) == 0);
+            CHECK(ospg_run_nodes(g) == 1);
+            CHECK(ospg_run_children(g) == 50);
+            ospg_profile p;
+            if (cut) {
+                CHECK(ospg_finish_partial(g, &p) == 0);
+            } else {
+                CHECK(ospg_work(g, s, 0, 5, TW, 0, 0) == 0);
+                CHECK(ospg_end(g, s, 51, TW) == 0);
+                CHECK(ospg_finish(g, 1, &p) == 0);
+            }
+            uint64_t first = cut ? 0 : 5;
+            CHECK(p.work == first + 820 + 500 + 90);
+            for (size_t k = 0; k < ns; k++) {
+                uint64_t task = ospg_scaled_work(&sc[k], 500, TASK, 0);
+                uint64_t want = first + 90 > first + task ? first + 90
+                                                          : first + task;
+                CHECK(p.span[k] == want);
+                CHECK(crit_sum(&p, k) == p.span[k]);
+            }
+            CHECK(ospg_live_nodes(g) == 0);
+            ospg_profile_free(&p);
+            ospg_free(g);
+        }
+}
+
 /* depend(inout: omp_all_memory): a(out x) 40, b(in y) 10, c(all) 5,
  * d(in z, an address first seen after c) 7, e(no depend) 30.  c waits
  * for a and b: finish 45; d waits for c: 52; e is free: 30.  Span 52
@@ -581,6 +640,7 @@ int main(void)
     case_samples();
     case_all_memory();
     case_partial();
+    case_partial_runs();
     case_parallel();
     case_serial_wins_back();
     case_dependences();
