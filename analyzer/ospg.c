@@ -1513,6 +1513,52 @@ static inline int apply_w_stats(ospg *g, ospg_node *n, uint64_t work,
                                 uint32_t loc, unsigned flags,
                                 const uint64_t *spans);
 
+/* A W-node's work in every scenario, into spans[nscen]; returns whether
+ * it is the same in all of them.  Outside regions only a location can
+ * scale work. */
+static int w_spans(const ospg *g, uint64_t work, uint32_t loc,
+                   uint32_t region, uint64_t *spans)
+{
+    int same = region == 0 && !g->scaled_by_loc;
+    for (size_t s = 0; s < g->nscen; s++)
+        spans[s] = s && !same
+                       ? ospg_scaled_work(&g->scen[s], work, loc, region)
+                       : work;
+    return same;
+}
+
+/* A leaf's location (its group's when it has none of its own). */
+static uint32_t leaf_loc_of(const node_op *op)
+{
+    return (op->leaf_loc == OSPG_LOC_NONE && op->group) ? op->group->loc
+                                                        : op->leaf_loc;
+}
+
+/* A leaf's W-child's work in every scenario, into ws[nscen], and with a
+ * grain's burden, into total[nscen]; returns whether both are the same in
+ * all of them. */
+static int leaf_spans(const ospg *g, const node_op *op, uint32_t loc,
+                      uint64_t *ws, uint64_t *total)
+{
+    int grain = op->leaf_kind == OSPG_P && loc != OSPG_LOC_NONE;
+    uint64_t work = op->has_w ? op->work : 0;
+    /* see w_spans; a grain's burden too may differ */
+    int same = (!op->has_w || (op->region == 0 && !g->scaled_by_loc)) &&
+               !(grain && g->grain_burdens);
+    for (size_t s = 0; s < g->nscen; s++) {
+        ws[s] = !op->has_w ? 0
+                : s && !same
+                    ? ospg_scaled_work(&g->scen[s], work, op->loc, op->region)
+                    : work;
+        const ospg_scenario *sc = &g->scen[s];
+        uint64_t burden = s && !same && grain && sc->grain_burden
+                              ? sc->grain_burden(sc->grain_burden_arg, loc)
+                              : 0;
+        total[s] = ws[s] + burden;
+    }
+    return same;
+}
+
 static int apply_w(ospg *g, ospg_node *n, uint64_t work, uint32_t loc,
                    uint32_t region, unsigned flags, const ospg_sample *smp,
                    size_t nsmp)
@@ -1522,12 +1568,7 @@ static int apply_w(ospg *g, ospg_node *n, uint64_t work, uint32_t loc,
     uint64_t *spans = tc.scratch;
     n->work += work;
     n->grain_own += work;
-    /* outside regions only a location can scale work */
-    int same = region == 0 && !g->scaled_by_loc;
-    for (size_t s = 0; s < g->nscen; s++)
-        spans[s] = s && !same
-                       ? ospg_scaled_work(&g->scen[s], work, loc, region)
-                       : work;
+    int same = w_spans(g, work, loc, region, spans);
     if (n->uni && !same && varies(g, spans) && expand(g, n))
         return gerr(g);
     for (size_t s = 0, ns = nsc(g, n->uni); s < ns; s++) {
@@ -2266,6 +2307,8 @@ static int leaf_crit(cmap *m, const node_op *op, uint32_t loc,
 
 static int seg_worth(const ospg *g, int follows, uint64_t idx,
                      const segment *left, const segment *right);
+static int seg_slot(ospg *g, ospg_node *n, uint64_t idx, segment **left,
+                    segment **right);
 static int seg_insert(ospg *g, ospg_node *n, segment *u, segment *left,
                       segment *right);
 
@@ -2416,13 +2459,8 @@ static int seg_place(const ospg_node *n, uint64_t idx, segment **left,
 static int seg_unit_w(ospg *g, ospg_node *n, const node_op *op, segment *u)
 {
     uint64_t *spans = tc.scratch;
-    /* as apply_w: outside regions only a location can scale work */
-    int same = op->region == 0 && !g->scaled_by_loc;
-    for (size_t s = 0; s < g->nscen; s++)
-        spans[s] = s && !same ? ospg_scaled_work(&g->scen[s], op->work,
-                                                 op->loc, op->region)
-                              : op->work;
-    if (!same && varies(g, spans)) {
+    if (!w_spans(g, op->work, op->loc, op->region, spans) &&
+        varies(g, spans)) {
         u->uni = 0;
         if (expand(g, n)) /* its skip_span takes every scenario's */
             return gerr(g);
@@ -2441,26 +2479,12 @@ static int seg_unit_w(ospg *g, ospg_node *n, const node_op *op, segment *u)
 static int seg_unit_leaf(ospg *g, ospg_node *n, const node_op *op,
                          segment *u)
 {
-    uint32_t loc = (op->leaf_loc == OSPG_LOC_NONE && op->group)
-                       ? op->group->loc : op->leaf_loc;
+    uint32_t loc = leaf_loc_of(op);
     int grain = op->leaf_kind == OSPG_P && loc != OSPG_LOC_NONE;
     uint64_t work = op->has_w ? op->work : 0;
     uint64_t *ws = tc.scratch, *total = tc.scratch + g->nscen;
-    /* as leaf_apply */
-    int same = (!op->has_w || (op->region == 0 && !g->scaled_by_loc)) &&
-               !(grain && g->grain_burdens);
-    for (size_t s = 0; s < g->nscen; s++) {
-        ws[s] = !op->has_w ? 0
-                : s && !same
-                    ? ospg_scaled_work(&g->scen[s], work, op->loc, op->region)
-                    : work;
-        const ospg_scenario *sc = &g->scen[s];
-        uint64_t burden = s && !same && grain && sc->grain_burden
-                              ? sc->grain_burden(sc->grain_burden_arg, loc)
-                              : 0;
-        total[s] = ws[s] + burden;
-    }
-    if (!same && (varies(g, ws) || varies(g, total)))
+    if (!leaf_spans(g, op, loc, ws, total) &&
+        (varies(g, ws) || varies(g, total)))
         u->uni = 0;
     chain *c = op->leaf_kind == OSPG_P ? u->best : u->ser;
     for (size_t s = 0, ns = nsc(g, u->uni); s < ns; s++) {
@@ -2485,25 +2509,18 @@ static int seg_unit_leaf(ospg *g, ospg_node *n, const node_op *op,
 static int seg_take(ospg *g, ospg_node *n, const node_op *op, int type)
 {
     uint32_t tags[OSPG_MAX_TAGS];
-    int follows = n->early_next != 0 && n->early_next == op->idx;
-    n->early_next = op->idx + 1;
-    if (n->nparked < g->runs_after || !g->fixed_locs || op->nsmp ||
-        (type == PARK_W ? op->region && g->region_tags
-                        : leaf_tags(g, op, tags) != 0))
-        return 0;
     segment *left, *right;
-    int at = seg_place(n, op->idx, &left, &right);
-    if (at < 0)
-        return 0;
-    if (at > 0)
-        return fail(g, OSPG_ERR_INDEX);
-    if (!seg_worth(g, follows, op->idx, left, right))
+    int rc = seg_slot(g, n, op->idx, &left, &right);
+    if (rc <= 0)
+        return rc;
+    if (op->nsmp || (type == PARK_W ? op->region && g->region_tags
+                                    : leaf_tags(g, op, tags) != 0))
         return 0;
     segment *u = seg_new(g, op->idx);
     if (!u)
         return fail(g, OSPG_ERR_NOMEM);
-    int rc = type == PARK_W ? seg_unit_w(g, n, op, u)
-                            : seg_unit_leaf(g, n, op, u);
+    rc = type == PARK_W ? seg_unit_w(g, n, op, u)
+                        : seg_unit_leaf(g, n, op, u);
     if (rc) {
         seg_free(g, u);
         return gerr(g);
@@ -2523,6 +2540,24 @@ static int seg_worth(const ospg *g, int follows, uint64_t idx,
 {
     return g->nscen == 1 || !g->runs_after || follows ||
            (left && left->last + 1 == idx) || (right && idx + 1 == right->first);
+}
+
+/* Whether child idx of n, reported early, may join a run, and where
+ * (*left, *right: seg_place): 1, 0 when it must park, or an error.  The
+ * caller checks what the child itself must be. */
+static int seg_slot(ospg *g, ospg_node *n, uint64_t idx, segment **left,
+                    segment **right)
+{
+    int follows = n->early_next != 0 && n->early_next == idx;
+    n->early_next = idx + 1;
+    if (n->nparked < g->runs_after || !g->fixed_locs)
+        return 0;
+    int at = seg_place(n, idx, left, right);
+    if (at < 0)
+        return 0;
+    if (at > 0)
+        return fail(g, OSPG_ERR_INDEX);
+    return seg_worth(g, follows, idx, *left, *right);
 }
 
 /* Puts run u of one child between n's runs left and right (seg_place),
@@ -2575,19 +2610,12 @@ static void park_remove(ospg *g, ospg_node *n, park_item *it)
  * released.  Returns 1 when taken, 0 when it must wait, or an error. */
 static int seg_take_node(ospg *g, ospg_node *n, ospg_node *p)
 {
-    int follows = n->early_next != 0 && n->early_next == p->idx;
-    n->early_next = p->idx + 1;
-    park_item *it = p->parked_as;
-    if (!it || it->ndeps || p->event || p->tm_start ||
-        n->nparked < g->runs_after || !g->fixed_locs)
-        return 0;
     segment *left, *right;
-    int at = seg_place(n, p->idx, &left, &right);
-    if (at < 0)
-        return 0;
-    if (at > 0)
-        return fail(g, OSPG_ERR_INDEX);
-    if (!seg_worth(g, follows, p->idx, left, right))
+    int rc = seg_slot(g, n, p->idx, &left, &right);
+    if (rc <= 0)
+        return rc;
+    park_item *it = p->parked_as;
+    if (!it || it->ndeps || p->event || p->tm_start)
         return 0;
     segment *u = seg_new(g, p->idx);
     if (!u)
@@ -2796,25 +2824,11 @@ static int leaf_fold_s(ospg *g, ospg_node *n, const node_op *op, uint32_t loc,
  * finalized, linked and folded, but without a node of its own. */
 static int leaf_apply(ospg *g, ospg_node *n, const node_op *op)
 {
-    uint32_t loc = (op->leaf_loc == OSPG_LOC_NONE && op->group)
-                       ? op->group->loc : op->leaf_loc;
+    uint32_t loc = leaf_loc_of(op);
     int grain = op->leaf_kind == OSPG_P && loc != OSPG_LOC_NONE;
     uint64_t work = op->has_w ? op->work : 0;
     uint64_t *ws = tc.scratch, *total = tc.scratch + g->nscen;
-    /* see apply_w; a grain's burden too may differ */
-    int same = (!op->has_w || (op->region == 0 && !g->scaled_by_loc)) &&
-               !(grain && g->grain_burdens);
-    for (size_t s = 0; s < g->nscen; s++) {
-        ws[s] = !op->has_w ? 0
-                : s && !same
-                    ? ospg_scaled_work(&g->scen[s], work, op->loc, op->region)
-                    : work;
-        const ospg_scenario *sc = &g->scen[s];
-        uint64_t burden = s && !same && grain && sc->grain_burden
-                              ? sc->grain_burden(sc->grain_burden_arg, loc)
-                              : 0;
-        total[s] = ws[s] + burden;
-    }
+    int same = leaf_spans(g, op, loc, ws, total);
     uint32_t tags[OSPG_MAX_TAGS];
     size_t ntags = leaf_tags(g, op, tags);
     if (n->uni && (ntags || (!same && (varies(g, ws) || varies(g, total)))) &&

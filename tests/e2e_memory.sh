@@ -17,67 +17,59 @@ pass=0 fail=0
 ok() { pass=$((pass + 1)); }
 ko() { echo "$1"; fail=$((fail + 1)); }
 
+# flood LABEL LOAD MODE WANT PROGRAM ARGS... -- WHATIF_OPTIONS...: runs
+# PROGRAM under `whatif run --mode MODE` at 2 and 4 threads, beside two
+# busy processes when LOAD is "loaded"; passes when the program printed
+# "ok ARG1 WANT", the profile counts WANT task instances, the peak RSS is
+# under 150 MB and, in both modes, the two profiles are identical.
+flood() {
+  local label=$1 load=$2 mode=$3 want=$4; shift 4
+  local prog=() opts=()
+  while [ $# -gt 0 ] && [ "$1" != -- ]; do prog+=("$1"); shift; done
+  [ $# -gt 0 ] && shift; opts=("$@")
+  local T out rss tasks busy=()
+  for T in 2 4; do
+    out="$work/$label-$T"; rm -rf "$out"
+    busy=()
+    if [ "$load" = loaded ]; then
+      yes >/dev/null & busy+=($!)
+      yes >/dev/null & busy+=($!)
+    fi
+    OMP_NUM_THREADS=$T /usr/bin/time -f "whatif-maxrss %M" -o "$out.rss" \
+      "$whatif" run -q --mode "$mode" "${opts[@]}" -o "$out" -- "${prog[@]}" >"$out.out" 2>"$out.err"
+    if [ ${#busy[@]} -gt 0 ]; then kill "${busy[@]}"; wait "${busy[@]}" 2>/dev/null; fi
+    rss=$(sed -n 's/^whatif-maxrss //p' "$out.rss" 2>/dev/null)
+    tasks=$(awk -F, '$2 == "task" { n += $3 } END { print n + 0 }' "$out/profile.csv" 2>/dev/null)
+    if grep -q "^ok ${prog[1]} $want$" "$out.out" && [ "$tasks" = "$want" ] &&
+       [ -n "$rss" ] && [ "$rss" -lt 150000 ] &&
+       { [ "$mode" != both ] || cmp -s "$out/profile.csv" "$out/online/profile.csv"; }; then ok; else
+      ko "FAIL: $label ($load), T=$T: ${rss:-?} KB at most, ${tasks:-?} task instances ($(head -2 "$out.err"))"; fi
+  done
+}
+
 # A single that creates 10^6 tasks as fast as it can.  The thread that
 # once took the scope's lock was kept applying the creator's updates for
 # good, never ran the tasks waiting in the runtime's queue, and every
 # later task's record waited behind them: 300-660 MB at 2 and 4 threads
 # (the program alone takes 4 MB), 13 MB on the fly and 45 MB in both
-# modes now.  On the fly and offline, identical.
-for T in 2 4; do
-  out="$work/flood-$T"; rm -rf "$out"
-  OMP_NUM_THREADS=$T /usr/bin/time -f "whatif-maxrss %M" -o "$out.rss" \
-    "$whatif" run -q --mode both -o "$out" -- "$work/shapes" task_flood >"$out.out" 2>"$out.err"
-  rss=$(sed -n 's/^whatif-maxrss //p' "$out.rss" 2>/dev/null)
-  inst=$(awk -F, '$2 == "task" { print $3 }' "$out/profile.csv" 2>/dev/null)
-  if grep -q "^ok task_flood 1000000$" "$out.out" && [ "${inst:-0}" = 1000000 ] &&
-     [ -n "$rss" ] && [ "$rss" -lt 150000 ] &&
-     cmp -s "$out/profile.csv" "$out/online/profile.csv"; then ok; else
-    ko "FAIL: task_flood T=$T: ${rss:-?} KB at most, ${inst:-?} task instances ($(head -2 "$out.err"))"; fi
-done
+# modes now.
+flood flood idle both 1000000 "$work/shapes" task_flood
 
 # The same with what-if factors (several scenarios), beside two busy
 # processes: a thread kept off its core leaves the oldest tasks
 # unreported, and the later tasks' records waited behind them one by one
 # (180-350 MB at 2 and 4 threads on a 2-core machine) until runs kept a
 # chain pair per scenario (ospg.c, "Segments"): 10 MB.
-for T in 2 4; do
-  out="$work/flood-factors-$T"; rm -rf "$out"
-  yes >/dev/null & busy1=$!
-  yes >/dev/null & busy2=$!
-  OMP_NUM_THREADS=$T /usr/bin/time -f "whatif-maxrss %M" -o "$out.rss" \
-    "$whatif" run -q --mode both --factors 2,4,8 -o "$out" -- "$work/shapes" task_flood >"$out.out" 2>"$out.err"
-  kill $busy1 $busy2; wait $busy1 $busy2 2>/dev/null
-  rss=$(sed -n 's/^whatif-maxrss //p' "$out.rss" 2>/dev/null)
-  inst=$(awk -F, '$2 == "task" { print $3 }' "$out/profile.csv" 2>/dev/null)
-  if grep -q "^ok task_flood 1000000$" "$out.out" && [ "${inst:-0}" = 1000000 ] &&
-     [ -n "$rss" ] && [ "$rss" -lt 150000 ] &&
-     cmp -s "$out/profile.csv" "$out/online/profile.csv"; then ok; else
-    ko "FAIL: task_flood with factors beside busy processes, T=$T: ${rss:-?} KB at most, ${inst:-?} task instances ($(head -2 "$out.err"))"; fi
-done
+flood flood-factors loaded both 1000000 "$work/shapes" task_flood -- --factors 2,4,8
 
 # Tasks that are nodes (their code crosses a what-if region, or they
 # create a task and wait for it), beside two busy processes: each early
 # one waited whole in its parent's parked list (0.3-1 KB) until a finished
 # node joined runs too: 260-980 MB and 70-300 MB before at 2 and 4
 # threads, 10-18 MB.  The region case runs on the fly only (what-if
-# factors); the nested one in both modes, identical.
-for c in "region 1000000 online" "nested 1000000 both"; do
-  read -r name want mode <<<"$c"
-  for T in 2 4; do
-    out="$work/floods-$name-$T"; rm -rf "$out"
-    yes >/dev/null & busy1=$!
-    yes >/dev/null & busy2=$!
-    OMP_NUM_THREADS=$T /usr/bin/time -f "whatif-maxrss %M" -o "$out.rss" \
-      "$whatif" run -q --mode "$mode" -o "$out" -- "$work/floods" "$name" >"$out.out" 2>"$out.err"
-    kill $busy1 $busy2; wait $busy1 $busy2 2>/dev/null
-    rss=$(sed -n 's/^whatif-maxrss //p' "$out.rss" 2>/dev/null)
-    tasks=$(awk -F, '$2 == "task" { n += $3 } END { print n + 0 }' "$out/profile.csv" 2>/dev/null)
-    if grep -q "^ok $name $want$" "$out.out" && [ "$tasks" = "$want" ] &&
-       [ -n "$rss" ] && [ "$rss" -lt 150000 ] &&
-       { [ "$mode" != both ] || cmp -s "$out/profile.csv" "$out/online/profile.csv"; }; then ok; else
-      ko "FAIL: floods $name beside busy processes, T=$T: ${rss:-?} KB at most, ${tasks:-?} task instances ($(head -2 "$out.err"))"; fi
-  done
-done
+# factors); the nested one in both modes.
+flood floods-region loaded online 1000000 "$work/floods" region
+flood floods-nested loaded both 1000000 "$work/floods" nested
 
 echo "$pass passed, $fail failed"
 [ $fail -eq 0 ]
