@@ -2,6 +2,12 @@
  * callbacks as whatif and does nothing but count them (per thread, summed
  * at the end and printed to stderr as "events N"), so the benchmark can
  * tell the runtime's cost of having a tool from whatif's own.
+ *
+ * Built with -DRECORD it is the floor of any tool that times every event:
+ * each callback also reads the clock whatif reads (the TSC where it is
+ * the kernel's clocksource, else CLOCK_MONOTONIC) and stores a 16-byte
+ * record of it in a per-thread ring of 64 KiB, overwritten, never
+ * written out.
  */
 #include <omp-tools.h>
 #include <stdatomic.h>
@@ -10,8 +16,33 @@
 static __thread unsigned long events;
 static atomic_ulong total;
 
+#ifdef RECORD
+#include <time.h>
+#if defined(__x86_64__)
+#include <x86intrin.h>
+static uint64_t stamp(void) { return __rdtsc(); }
+#else
+static uint64_t stamp(void)
+{
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return (uint64_t)t.tv_sec * 1000000000u + (uint64_t)t.tv_nsec;
+}
+#endif
+#define RING 4096 /* records of 16 bytes */
+static __thread struct { uint64_t when, what; } ring[RING];
+#define EVENT(kind)                                                          \
+    do {                                                                     \
+        ring[events % RING].when = stamp();                                  \
+        ring[events % RING].what = (kind);                                   \
+        events++;                                                            \
+    } while (0)
+#else
+#define EVENT(kind) events++
+#endif
+
 #define CB(name, ...)                                                        \
-    static void name(__VA_ARGS__) { events++; }
+    static void name(__VA_ARGS__) { EVENT(__LINE__); }
 
 CB(thread_begin, ompt_thread_t t, ompt_data_t *d)
 static void thread_end(ompt_data_t *d)
@@ -45,7 +76,7 @@ CB(nest_lock, ompt_scope_endpoint_t ep, ompt_wait_id_t w, const void *c)
 static int control_tool(uint64_t c, uint64_t m, void *a, const void *p)
 {
     (void)c; (void)m; (void)a; (void)p;
-    events++;
+    EVENT(0);
     return 0;
 }
 
