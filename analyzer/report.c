@@ -901,7 +901,7 @@ static const char *const numeric_keys[] = {
     "trace_streams", "trace_bytes", "analyzer_peak_live_nodes",
     "analyzer_threads", "analyzer_scan_seconds", "analyzer_profile_seconds", "sample_rate_hz",
     "samples", "samples_lost", "task_create_cost", "chunk_dispatch_cost",
-    "barrier_cost", "runtime_task_queries",
+    "barrier_cost", "runtime_task_queries", "untied_first_parts",
     "clock_origin_ns", "context", "rank",
     "ranks", "pid", "burdened_span", "burdened_parallelism",
 };

@@ -253,6 +253,10 @@ typedef struct tctx {
     struct tctx *next_root;  /* extra roots: the open ones (roots_lock) */
     void *rt_task;           /* the runtime's kmp_task_t (interpose.c) */
     int untied;              /* may move between threads */
+    int started;             /* has run (on_task_schedule) */
+    /* untied, from its first start until its first part ends: the
+     * thread's frag_opens after its fragment opened (0: not in it) */
+    uint64_t first_part_opens;
     int has_deps;            /* created with depend items */
     struct tctx *sched_prior; /* explicit: the task it interrupted on the
                               * thread running it, resumed when it ends */
@@ -306,6 +310,9 @@ typedef struct tstate {
      * around it, and the tasks created (tool_task_runtime), the thread's
      * first task aside (task_rt_started) */
     uint64_t task_rt, task_rt_tasks;
+    /* untied tasks whose first part ended here (first_part_ends), until
+     * handed over to first_parts_total */
+    uint64_t first_parts;
     int task_rt_started;
     /* the runtime's time handing out chunks, and the chunk grains the
      * thread recorded (tool_chunk_runtime) */
@@ -394,6 +401,7 @@ static atomic_uint_fast64_t samples_taken, samples_lost;
 /* times a thread asked the runtime which task it runs (resync_untied) */
 static atomic_uint_fast64_t runtime_task_queries;
 static atomic_uint_fast64_t task_rt_total, task_rt_count; /* handed over */
+static atomic_uint_fast64_t first_parts_total; /* handed over */
 static atomic_uint_fast64_t chunk_rt_total, chunk_rt_count; /* likewise */
 static atomic_uint_fast64_t barrier_rt_total, barrier_rt_count;
 static atomic_int counter_failures; /* threads whose counter did not open */
@@ -2328,6 +2336,8 @@ static void on_thread_end(ompt_data_t *thread_data)
         atomic_fetch_add(&task_rt_total, ts->task_rt);
         atomic_fetch_add(&task_rt_count, ts->task_rt_tasks);
         ts->task_rt = ts->task_rt_tasks = 0;
+        atomic_fetch_add(&first_parts_total, ts->first_parts);
+        ts->first_parts = 0;
         chunk_handover(ts);
     }
 }
@@ -3753,8 +3763,13 @@ static void on_task_schedule(ompt_data_t *prior_data,
     }
     ts->grain_at = 0;
     ts->ctx = n;
-    if (n && !n->waiting)
+    if (n && !n->waiting) {
         frag_open(ts);
+        if (n->kind == CTX_EXPLICIT && n->untied && !n->started)
+            n->first_part_opens = ts->frag_opens;
+    }
+    if (n)
+        n->started = 1;
 }
 
 void tool_task_allocated(void *task)
@@ -3768,6 +3783,27 @@ void tool_task_allocated(void *task)
  * (__kmpc_omp_task on itself) and returning; libomp then resumes the task
  * below it with no event, and any thread may run the next part.  So the
  * part ends here: the thread goes back to the task it ran before. */
+/* clang's code for an untied task: the runtime's kmp_task_t, whose
+ * part_id the task's code sets before it queues the task again (the part
+ * that runs next). */
+typedef struct kmp_task_head {
+    void *shareds;
+    void *routine;
+    int32_t part_id;
+} kmp_task_head;
+
+/* clang begins every untied task with a part that holds none of the
+ * program's code: it sets part_id to 1 and queues the task again.  Its
+ * "work" would be the runtime's start of the task and the tool's time
+ * around the two events (measured 1-2 reads and a W-node a task, and
+ * added to the task's work). */
+static int first_part_ends(const tstate *ts, const tctx *c, void *task)
+{
+    return c->first_part_opens && c->first_part_opens == ts->frag_opens &&
+           ts->in_frag && !ts->frag_rt && ts->frag_start &&
+           ((const kmp_task_head *)task)->part_id == 1;
+}
+
 int tool_task_requeued(void *task)
 {
     tstate *ts = active ? self : NULL;
@@ -3779,6 +3815,16 @@ int tool_task_requeued(void *task)
     c = ts ? ts->ctx : NULL;
     if (!c || c->kind != CTX_EXPLICIT || !task || c->rt_task != task)
         return 0;
+    if (first_part_ends(ts, c, task)) {
+        ts->frag_cut = ts->frag_start; /* ends where it began: no work */
+        /* counted for run.json, handed over as task_rt is */
+        if (++ts->first_parts >= 32) {
+            atomic_fetch_add_explicit(&first_parts_total, ts->first_parts,
+                                      memory_order_relaxed);
+            ts->first_parts = 0;
+        }
+    }
+    c->first_part_opens = 0;
     frag_close(ts);
     ts->ctx = c->sched_prior;
     ts->requeued = c;
@@ -4006,6 +4052,12 @@ static void finish(void)
     stream_meta(&ts->st, "runtime_task_queries", n);
     if (mode_online)
         online_meta("runtime_task_queries", n);
+    snprintf(n, sizeof(n), "%llu",
+             (unsigned long long)(atomic_load(&first_parts_total) +
+                                  ts->first_parts));
+    stream_meta(&ts->st, "untied_first_parts", n);
+    if (mode_online)
+        online_meta("untied_first_parts", n);
     if (sample_period) {
         char hz[32], got[32], lost[32];
         snprintf(hz, sizeof(hz), "%llu",
