@@ -3815,8 +3815,13 @@ int tool_task_requeued(void *task)
     c = ts ? ts->ctx : NULL;
     if (!c || c->kind != CTX_EXPLICIT || !task || c->rt_task != task)
         return 0;
-    if (first_part_ends(ts, c, task)) {
+    int first = first_part_ends(ts, c, task);
+    c->first_part_opens = 0;
+    if (first)
         ts->frag_cut = ts->frag_start; /* ends where it began: no work */
+    frag_close(ts);
+    if (first) {
+        ts->frag_cut = 0;
         /* counted for run.json, handed over as task_rt is */
         if (++ts->first_parts >= 32) {
             atomic_fetch_add_explicit(&first_parts_total, ts->first_parts,
@@ -3824,8 +3829,6 @@ int tool_task_requeued(void *task)
             ts->first_parts = 0;
         }
     }
-    c->first_part_opens = 0;
-    frag_close(ts);
     ts->ctx = c->sched_prior;
     ts->requeued = c;
     if (ts->ctx && !ts->ctx->waiting)
