@@ -4,10 +4,12 @@
  * tell the runtime's cost of having a tool from whatif's own.
  *
  * Built with -DRECORD it is the floor of any tool that times every event:
- * each callback also reads the clock whatif reads (the TSC where it is
- * the kernel's clocksource, else CLOCK_MONOTONIC) and stores a 16-byte
- * record of it in a per-thread ring of 64 KiB, overwritten, never
- * written out.
+ * each callback also reads a clock (the TSC on x86-64, which whatif reads
+ * where it is the kernel's clocksource; CLOCK_MONOTONIC elsewhere) and
+ * stores a 16-byte record of it in a per-thread ring of 64 KiB,
+ * overwritten, never written out.  A thread's end reads its last record
+ * into a checksum printed at the end ("checksum N"): with no reader the
+ * compiler drops the stores.
  */
 #include <omp-tools.h>
 #include <stdatomic.h>
@@ -17,6 +19,8 @@ static __thread unsigned long events;
 static atomic_ulong total;
 
 #ifdef RECORD
+#include <stdint.h>
+#include <stdlib.h>
 #include <time.h>
 #if defined(__x86_64__)
 #include <x86intrin.h>
@@ -30,13 +34,29 @@ static uint64_t stamp(void)
 }
 #endif
 #define RING 4096 /* records of 16 bytes */
-static __thread struct { uint64_t when, what; } ring[RING];
+static atomic_ulong checksum;
+typedef struct record { uint64_t when, what; } record;
+/* as whatif keeps its thread state: a pointer in initial-exec TLS */
+static __thread record *ring __attribute__((tls_model("initial-exec")));
+static __thread unsigned long recorded
+    __attribute__((tls_model("initial-exec")));
 #define EVENT(kind)                                                          \
     do {                                                                     \
-        ring[events % RING].when = stamp();                                  \
-        ring[events % RING].what = (kind);                                   \
+        if (ring) {                                                          \
+            ring[recorded % RING] = (record){stamp(), (kind)};               \
+            recorded++;                                                      \
+        }                                                                    \
         events++;                                                            \
     } while (0)
+/* the last record into the checksum, so that the stores stay */
+static void ring_close(void)
+{
+    if (ring && recorded)
+        atomic_fetch_add(&checksum, ring[(recorded - 1) % RING].when);
+    free(ring);
+    ring = NULL;
+    recorded = 0;
+}
 #else
 #define EVENT(kind) events++
 #endif
@@ -44,10 +64,21 @@ static __thread struct { uint64_t when, what; } ring[RING];
 #define CB(name, ...)                                                        \
     static void name(__VA_ARGS__) { EVENT(__LINE__); }
 
-CB(thread_begin, ompt_thread_t t, ompt_data_t *d)
+static void thread_begin(ompt_thread_t t, ompt_data_t *d)
+{
+    (void)t;
+    (void)d;
+#ifdef RECORD
+    ring = calloc(RING, sizeof(*ring));
+#endif
+    EVENT(__LINE__);
+}
 static void thread_end(ompt_data_t *d)
 {
     (void)d;
+#ifdef RECORD
+    ring_close();
+#endif
     atomic_fetch_add(&total, events + 1);
     events = 0;
 }
@@ -111,6 +142,10 @@ static void fini(ompt_data_t *td)
 {
     (void)td;
     fprintf(stderr, "events %lu\n", atomic_load(&total) + events);
+#ifdef RECORD
+    ring_close();
+    fprintf(stderr, "checksum %lu\n", atomic_load(&checksum));
+#endif
 }
 
 ompt_start_tool_result_t *ompt_start_tool(unsigned v, const char *r)
