@@ -10,10 +10,13 @@
  * sequence number of a perf_event mmap page at every switch of the thread
  * that owns the event, even for the no-op software event PERF_COUNT_SW_DUMMY
  * that needs no PMU.  So a read is the monotonic clock plus one load; the
- * system call is made only after a switch (to re-anchor), every
- * CHECK_EVERY reads (to check the estimate and bound any drift) and when
- * the anchor is older than ANCHOR_SPAN_NS (time stolen by a hypervisor).  Costs
- * are measured by bench/metric_cost.c (docs/performance.md).
+ * system call is made only after a switch (to re-anchor) and when the
+ * anchor is older than ANCHOR_SPAN_NS (to check the estimate, and to bound
+ * what time stolen by a hypervisor can add).  A check every so many reads
+ * instead cost more than the reads themselves where the system call is
+ * slow: 256 reads of a task program take ~5 us, one such call on a
+ * microVM 1.5 us.  Costs are measured by bench/metric_cost.c
+ * (docs/performance.md).
  */
 #include "counter.h"
 #include "fdkeep.h"
@@ -178,7 +181,6 @@ uint64_t counter_clock_ns(const counter_clock *c)
     return mono_ns(c);
 }
 
-#define CHECK_EVERY 256u
 /* An estimate this far ahead of the real CPU time is a miss: time the
  * hypervisor stole, or a switch that went unseen (a time slice is
  * milliseconds).  After MISSES_MAX misses the thread stops estimating. */
@@ -494,7 +496,6 @@ static uint64_t cputime_anchor(const counter_metric *m, counter_thread *ct,
     ct->anchor_seq = now_seq;
     ct->anchor_cpu = cpu;
     ct->anchor_mono = anchor_mono;
-    ct->reads_to_check = CHECK_EVERY;
     return cpu;
 }
 
@@ -507,8 +508,7 @@ static inline uint64_t cputime_read(const counter_metric *m,
     ct->mono = mono;
     uint32_t seq = ((const volatile struct perf_event_mmap_page *)ct->page)
                        ->lock;
-    if (seq == ct->anchor_seq && --ct->reads_to_check &&
-        mono - ct->anchor_mono < ANCHOR_SPAN_NS)
+    if (seq == ct->anchor_seq && mono - ct->anchor_mono < ANCHOR_SPAN_NS)
         return ct->anchor_cpu + (mono - ct->anchor_mono);
     return cputime_anchor(m, ct, seq, mono);
 }

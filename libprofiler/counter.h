@@ -27,7 +27,6 @@ typedef struct counter_thread {
      * CLOCK_MONOTONIC time since anchor_mono, while the page's sequence
      * number (bumped by the kernel at every switch) is anchor_seq */
     uint32_t anchor_seq;
-    uint32_t reads_to_check;
     uint32_t misses;        /* checks that found the estimate far ahead */
     uint64_t anchor_cpu, anchor_mono;
     /* CLOCK_MONOTONIC as the last read found it, where the metric reads
