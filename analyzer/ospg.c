@@ -111,7 +111,10 @@ struct home {
      * changed by that thread only */
     struct ospg_node *live;
     uint64_t allocs;
-    alignas(64) atomic_uint_fast64_t nlive; /* released ones not counted */
+    /* nodes this home's thread allocated less those it released, wherever
+     * they came from (it may go below zero; the homes' sum is the live
+     * count): one writer, so no locked instruction on a node's path */
+    alignas(64) atomic_uint_fast64_t nlive;
 };
 
 /* The calling thread's home for the builder it uses now (NULL: none). */
@@ -996,10 +999,14 @@ static uint64_t live_total(const ospg *g)
     return n;
 }
 
-/* Adds d (1 or -1) to a home's count of live nodes. */
+/* Adds d (1 or -1) to the count of live nodes: the calling thread's, or,
+ * for a thread without a home in g (a teardown), h's, which others may
+ * change at the same time. */
 static void nlive_add(const ospg *g, home *h, int d)
 {
-    if (g->concurrent) {
+    if (tc.gen == g->gen && my_home)
+        h = my_home;
+    else if (g->concurrent) {
         atomic_fetch_add_explicit(&h->nlive, (uint64_t)(int64_t)d,
                                   memory_order_relaxed);
         return;
@@ -1120,11 +1127,12 @@ static void node_release(ospg *g, ospg_node *n)
 {
     if (g->release_fn && n->user)
         g->release_fn(g->release_arg, n->user);
-    /* updates still queued: only a failed build leaves any */
-    uintptr_t st = atomic_load_explicit(&n->state, memory_order_relaxed);
-    if (g->concurrent)
+    /* updates still queued: only a failed build leaves any (a locked
+     * exchange on every node's release cost more than the check) */
+    uintptr_t st = atomic_load_explicit(&n->state, memory_order_acquire);
+    if (st && g->concurrent)
         st = atomic_exchange(&n->state, 0);
-    else
+    else if (st)
         atomic_store_explicit(&n->state, 0, memory_order_relaxed);
     for (node_op *q = (node_op *)(st & ~(uintptr_t)1), *next; q; q = next) {
         next = q->next;
