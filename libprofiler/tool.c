@@ -2126,7 +2126,10 @@ static void ctx_free(tctx *t)
 
 static void task_release(tctx *t)
 {
-    if (atomic_fetch_sub_explicit(&t->refs, 1, memory_order_acq_rel) == 1)
+    /* The last holder needs no locked decrement: nothing else can change
+     * the count (the acquire orders the other holder's release). */
+    if (atomic_load_explicit(&t->refs, memory_order_acquire) == 1 ||
+        atomic_fetch_sub_explicit(&t->refs, 1, memory_order_acq_rel) == 1)
         ctx_free(t);
 }
 
