@@ -996,12 +996,15 @@ static uint64_t live_total(const ospg *g)
         n += atomic_load_explicit(&h->nlive, memory_order_relaxed);
     if (g->concurrent)
         spin_release((spin_lock *)&g->homes_lock);
-    return n;
+    /* While others build, the homes are read one by one: a node's release
+     * counted in a home read later than the one its allocation is
+     * counted in can make the sum fall short, even below zero. */
+    return (int64_t)n < 0 ? 0 : n;
 }
 
 /* Adds d (1 or -1) to the count of live nodes: the calling thread's, or,
- * for a thread without a home in g (a teardown), h's, which others may
- * change at the same time. */
+ * for a thread without a home in g (ospg_free, when nothing else runs),
+ * h's. */
 static void nlive_add(const ospg *g, home *h, int d)
 {
     if (tc.gen == g->gen && my_home)

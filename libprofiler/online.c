@@ -358,6 +358,8 @@ void online_meta(const char *key, const char *value)
 static void stop_threads(void)
 {
     atomic_store(&stopped, 1);
+    /* the acquire loads of busy below must not pass the store */
+    atomic_thread_fence(memory_order_seq_cst);
     /* Registered at setup, it does not fail; if it did, a millisecond is
      * far longer than a store takes to leave a store buffer. */
     if (stop_by_membarrier &&
