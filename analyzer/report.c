@@ -1430,6 +1430,15 @@ int report_write_db(const char *path, const ospg_profile *p, const loctab *lt,
     }
     if (strcmp(built, tmp))
         unlink(built);
+    /* A journal left next to the path by an interrupted update of the old
+     * file (whatif grains adds to it in place) would be rolled into the
+     * new one by its first reader. */
+    for (int i = 0; ret == 0 && i < 2; i++) {
+        char side[PATH_MAX + 32];
+        if (snprintf(side, sizeof(side), "%s%s", path,
+                     i ? "-wal" : "-journal") < (int)sizeof(side))
+            unlink(side);
+    }
     if (ret == 0 && rename(tmp, path)) {
         set_msg(err, errlen, "%s: %s", path, strerror(errno));
         ret = -1;
