@@ -14,6 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <sqlite3.h>
@@ -1109,6 +1110,40 @@ static void test_db(void)
                 " location_id = 3").d == 100.0);
     CHECK_STR(q(db, "SELECT value FROM run WHERE key = 'program_work'").text,
               "18446744073709551615");
+    sqlite3_close(db);
+
+    /* An in-place update of the old file cut short (a process that died
+     * inside its transaction, after SQLite spilled pages to the file)
+     * leaves a hot journal next to it; the new database must not be
+     * rolled back with the old file's pages by its first reader. */
+    pid_t pid = fork();
+    if (pid == 0) {
+        sqlite3 *w = NULL;
+        int ok = sqlite3_open(path, &w) == SQLITE_OK &&
+                 sqlite3_exec(w,
+                              "PRAGMA cache_size = 10; BEGIN;"
+                              " CREATE TABLE filler(b);"
+                              " WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL"
+                              " SELECT i + 1 FROM n WHERE i < 4000)"
+                              " INSERT INTO filler SELECT randomblob(200)"
+                              " FROM n; DELETE FROM location;",
+                              NULL, NULL, NULL) == SQLITE_OK;
+        _exit(ok ? 0 : 1); /* no COMMIT: the journal stays hot */
+    }
+    int status = 0;
+    CHECK(pid > 0 && waitpid(pid, &status, 0) == pid && WIFEXITED(status) &&
+          WEXITSTATUS(status) == 0);
+    char journal[160];
+    snprintf(journal, sizeof journal, "%s-journal", path);
+    CHECK(access(journal, F_OK) == 0);
+    CHECK(report_write_db(path, &p, NULL, NULL, NULL, NULL, NULL, err,
+                          sizeof err) == 0);
+    CHECK(access(journal, F_OK) != 0);
+    db = db_open(path);
+    CHECK_STR(q(db, "PRAGMA integrity_check").text, "ok");
+    CHECK(q(db, "SELECT count(*) FROM location").i == 2);
+    CHECK(q(db, "SELECT count(*) FROM sqlite_master WHERE name = 'filler'")
+              .i == 0);
     sqlite3_close(db);
 
     /* errors */
