@@ -664,7 +664,11 @@ struct node_op {
     size_t nsmp;
 };
 
-#define PEAK_SAMPLE 64 /* concurrent: allocations between peak updates */
+/* concurrent: a thread's allocations between peak updates, after its
+ * first PEAK_SAMPLE, which all update it (a thread that allocates fewer,
+ * as each of several threads running a program's few tasks does, would
+ * otherwise never count) */
+#define PEAK_SAMPLE 64
 
 struct ospg {
     size_t nscen;
@@ -1065,7 +1069,8 @@ static ospg_node *node_alloc(ospg *g)
     DL_APPEND2(h->live, n, live_prev, live_next);
     n->linked = 1;
     nlive_add(g, h, 1);
-    if (!g->concurrent || ++h->allocs % PEAK_SAMPLE == 0)
+    uint64_t allocs = ++h->allocs;
+    if (!g->concurrent || allocs <= PEAK_SAMPLE || allocs % PEAK_SAMPLE == 0)
         peak_update(g);
     return n;
 }

@@ -455,6 +455,54 @@ out:
     return rc;
 }
 
+/* Threads that each hold a few nodes open (fewer than the builder's
+ * sampling interval of the peak) still count in the peak of live nodes. */
+typedef struct peak_job {
+    ospg *g;
+    uint64_t first_idx;
+    int err;
+} peak_job;
+
+enum { PEAK_NODES = 10, PEAK_THREADS = 3 };
+
+static void *hold_nodes(void *arg)
+{
+    peak_job *j = arg;
+    for (uint64_t i = 0; i < PEAK_NODES && !j->err; i++)
+        if (!ospg_begin(j->g, ospg_root(j->g), j->first_idx + i, OSPG_P, 1,
+                        NULL, NULL, 0, &j->err) && !j->err)
+            j->err = -1;
+    return NULL;
+}
+
+static int check_peak_of_few(void)
+{
+    ospg *g = ospg_new(1, NULL);
+    if (!g)
+        abort();
+    ospg_set_concurrent(g);
+    int bad = 0;
+    /* one after another, so that the last one's count sees all of them */
+    for (unsigned t = 0; t < PEAK_THREADS; t++) {
+        peak_job j = {g, (uint64_t)t * PEAK_NODES, 0};
+        pthread_t th;
+        if (pthread_create(&th, NULL, hold_nodes, &j))
+            abort();
+        pthread_join(th, NULL);
+        bad |= j.err != 0;
+    }
+    uint64_t want = 1 + PEAK_THREADS * PEAK_NODES; /* the root too */
+    uint64_t peak = ospg_peak_live_nodes(g);
+    if (bad || peak != want) {
+        printf("peak of live nodes %llu, want %llu (threads holding %d "
+               "nodes each)\n", (unsigned long long)peak,
+               (unsigned long long)want, PEAK_NODES);
+        bad = 1;
+    }
+    ospg_free(g);
+    return bad;
+}
+
 int main(int argc, char **argv)
 {
     unsigned long long count = DEFAULT_COUNT, one = 0;
@@ -477,6 +525,8 @@ int main(int argc, char **argv)
     if (nthreads < 1 || nthreads > MAX_THREADS)
         nthreads = DEFAULT_THREADS;
     unsigned long long passed = 0, failed = 0;
+    if (!single && check_peak_of_few())
+        failed++;
     for (unsigned long long k = 0; k < (single ? 1 : count); k++) {
         uint64_t seed = single ? one : 0x7e5d0000ull + k;
         if (run_seed(seed, nthreads))
