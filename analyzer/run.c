@@ -880,7 +880,6 @@ int cmd_run(int argc, char **argv)
     }
     const char *prog = argv[optind];
     char err[1024], tool[PATH_MAX + 32], dir[PATH_MAX];
-    counter_metric m;
     if (factors) {
         double *fv;
         size_t nf;
@@ -890,7 +889,7 @@ int cmd_run(int argc, char **argv)
         }
         free(fv);
     }
-    if (counter_choose(metric_name, &m, err, sizeof(err))) {
+    if (counter_check(metric_name, err, sizeof(err))) {
         fprintf(stderr, "whatif run: --metric: %s\n", err);
         return 2;
     }

@@ -30,6 +30,6 @@ function(whatif_profile target)
   endforeach()
   target_compile_options(${target} PRIVATE -g)
   target_link_options(${target} PRIVATE -Wl,-u,ompt_start_tool)
-  target_link_libraries(${target} PRIVATE ${WHATIF_STATIC_LIB} pfm sqlite3 dw elf m
+  target_link_libraries(${target} PRIVATE ${WHATIF_STATIC_LIB} sqlite3 dw elf m
                         pthread ${CMAKE_DL_LIBS})
 endfunction()

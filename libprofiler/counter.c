@@ -21,6 +21,7 @@
 #include "counter.h"
 #include "fdkeep.h"
 
+#include <dlfcn.h>
 #include <errno.h>
 #include <linux/perf_event.h>
 #include <perfmon/pfmlib_perf_event.h>
@@ -50,7 +51,18 @@ static uint64_t clock_ns(clockid_t id)
  * read), and ~27 ns for a VM's kvm-clock.  The scale is measured against
  * CLOCK_MONOTONIC at start-up. */
 #define TSC_SHIFT 32
-#define TSC_CALIBRATION_NS 2000000u
+#define TSC_CALIBRATION_NS 2000000u   /* at most */
+#define TSC_CALIBRATION_MIN_NS 500000u
+/* The calibration ends early, after TSC_CALIBRATION_MIN_NS, once its
+ * scale is known to 1/TSC_SCALE_ERR (100 ppm, a fifth of what NTP may slew
+ * CLOCK_MONOTONIC itself): each endpoint is off by at most half its
+ * bracket.  The scale is common to all threads' readings, so ratios of
+ * work and span do not see it; what it saves is start-up time.  Measured
+ * on the development VM (brackets of 30-60 ns end it at the minimum),
+ * against one calibration over 300 ms: 6 ppm off on average, 21 at worst,
+ * against 1.5 and 8 for the 2 ms it always took before (docs/
+ * performance.md). */
+#define TSC_SCALE_ERR 10000u
 #define TSC_PAIR_TRIES 64
 #define TSC_PAIR_GOOD_NS 100u   /* a bracket this tight ends the tries */
 #define TSC_PAIR_MAX_NS 20000u  /* none tighter: no TSC (the kernel's clock
@@ -112,13 +124,16 @@ static void tsc_setup(counter_clock *c, int within_thread)
 {
     if (!(within_thread ? tsc_invariant() : tsc_is_clocksource()))
         return;
-    uint64_t ns0, t0, ns1, t1;
-    if (tsc_pair(&ns0, &t0) > TSC_PAIR_MAX_NS)
+    uint64_t ns0, t0, ns1, t1, w1;
+    uint64_t w0 = tsc_pair(&ns0, &t0);
+    if (w0 > TSC_PAIR_MAX_NS)
         return;
     do {
-        if (tsc_pair(&ns1, &t1) > TSC_PAIR_MAX_NS)
+        if ((w1 = tsc_pair(&ns1, &t1)) > TSC_PAIR_MAX_NS)
             return;
-    } while (ns1 - ns0 < TSC_CALIBRATION_NS);
+    } while (ns1 - ns0 < TSC_CALIBRATION_NS &&
+             (ns1 - ns0 < TSC_CALIBRATION_MIN_NS ||
+              (w0 + w1) / 2 * TSC_SCALE_ERR > ns1 - ns0));
     if (t1 <= t0)
         return;
     c->tsc_mult = (uint64_t)((((u128)(ns1 - ns0))
@@ -224,6 +239,44 @@ static int perf_open(const counter_metric *m)
                                 PERF_FLAG_FD_CLOEXEC));
 }
 
+/* libpfm4, opened only when a metric names a PMU event: loading it
+ * applies ~47,000 relocations to its event tables (~290 page faults,
+ * 4.5-5.7 ms on the development VM), a cost every profiled program and
+ * every whatif command paid at start-up although the default metric
+ * never uses it (docs/performance.md, "Start-up"). */
+typedef struct {
+    pfm_err_t (*initialize)(void);
+    const char *(*strerror)(int code);
+    pfm_err_t (*get_os_event_encoding)(const char *name, int dfl_plm,
+                                       pfm_os_t os, void *arg);
+} pfm_api;
+
+/* Fills api from libpfm.so.4; 0, or -1 with err set. */
+static int pfm_open(pfm_api *api, char *err, size_t errlen)
+{
+    void *lib = dlopen("libpfm.so.4", RTLD_NOW | RTLD_LOCAL);
+    if (!lib) {
+        snprintf(err, errlen,
+                 "a PMU event name needs libpfm4, which cannot be loaded "
+                 "(%s); install libpfm4, or use cputime, monotonic, "
+                 "instructions or cycles", dlerror());
+        return -1;
+    }
+    *(void **)&api->initialize = dlsym(lib, "pfm_initialize");
+    *(void **)&api->strerror = dlsym(lib, "pfm_strerror");
+    *(void **)&api->get_os_event_encoding =
+        dlsym(lib, "pfm_get_os_event_encoding");
+    if (!api->initialize || !api->strerror || !api->get_os_event_encoding) {
+        snprintf(err, errlen, "libpfm.so.4 lacks pfm_initialize, "
+                 "pfm_strerror or pfm_get_os_event_encoding; install a "
+                 "libpfm4 of version 4.3 or later");
+        dlclose(lib);
+        return -1;
+    }
+    /* the library stays loaded: its strings back later error messages */
+    return 0;
+}
+
 /* Fills the perf attributes of a PMU metric; 0 or -1 with err set. */
 static int perf_encode(const char *name, counter_metric *m, char *err,
                        size_t errlen)
@@ -236,9 +289,12 @@ static int perf_encode(const char *name, counter_metric *m, char *err,
         snprintf(m->unit, sizeof(m->unit), "%s", name);
         return 0;
     }
-    int rc = pfm_initialize();
+    pfm_api pfm;
+    if (pfm_open(&pfm, err, errlen) < 0)
+        return -1;
+    int rc = pfm.initialize();
     if (rc != PFM_SUCCESS) {
-        snprintf(err, errlen, "libpfm4 cannot start: %s", pfm_strerror(rc));
+        snprintf(err, errlen, "libpfm4 cannot start: %s", pfm.strerror(rc));
         return -1;
     }
     struct perf_event_attr attr;
@@ -247,12 +303,12 @@ static int perf_encode(const char *name, counter_metric *m, char *err,
     memset(&arg, 0, sizeof(arg));
     arg.attr = &attr;
     arg.size = sizeof(arg);
-    rc = pfm_get_os_event_encoding(name, PFM_PLM3, PFM_OS_PERF_EVENT, &arg);
+    rc = pfm.get_os_event_encoding(name, PFM_PLM3, PFM_OS_PERF_EVENT, &arg);
     if (rc != PFM_SUCCESS) {
         snprintf(err, errlen,
                  "unknown metric '%s' (%s); use cputime, monotonic, "
                  "instructions, cycles or a libpfm4 event name", name,
-                 pfm_strerror(rc));
+                 pfm.strerror(rc));
         return -1;
     }
     m->perf_type = attr.type;
@@ -266,7 +322,7 @@ static int perf_encode(const char *name, counter_metric *m, char *err,
 /* Thread CPU time, estimated between context switches where this kernel
  * lets us see them, else read from the kernel every time. */
 static void choose_cputime(counter_metric *m, const char *how,
-                           const char *why)
+                           const char *why, int calibrate)
 {
     m->kind = K_CPUTIME;
     snprintf(m->name, sizeof(m->name), "cputime");
@@ -275,7 +331,7 @@ static void choose_cputime(counter_metric *m, const char *how,
     m->cputime_switches = fd >= 0;
     if (fd >= 0)
         close(fd);
-    if (m->cputime_switches)
+    if (m->cputime_switches && calibrate)
         tsc_setup(&m->clock, 1);
     snprintf(m->reason, sizeof(m->reason),
              "%s%s: thread CPU time, which excludes descheduled time: %s",
@@ -316,20 +372,23 @@ static double pmu_read_cost(const counter_metric *m)
     return best;
 }
 
-int counter_choose(const char *request, counter_metric *m, char *err,
-                   size_t errlen)
+/* counter_choose; calibrate 0 leaves the TSC's scale out (m then only
+ * says whether the metric works here). */
+static int choose(const char *request, counter_metric *m, char *err,
+                  size_t errlen, int calibrate)
 {
     memset(m, 0, sizeof(*m));
     int dflt = !request || !*request || !strcmp(request, "default");
     if (!dflt && !strcmp(request, "cputime")) {
-        choose_cputime(m, "requested", "");
+        choose_cputime(m, "requested", "", calibrate);
         return 0;
     }
     if (!dflt && !strcmp(request, "monotonic")) {
         m->kind = K_MONOTONIC;
         snprintf(m->name, sizeof(m->name), "monotonic");
         snprintf(m->unit, sizeof(m->unit), "ns");
-        tsc_setup(&m->clock, 0);
+        if (calibrate)
+            tsc_setup(&m->clock, 0);
         snprintf(m->reason, sizeof(m->reason),
                  "requested: wall-clock time (CLOCK_MONOTONIC%s), includes "
                  "time the thread was descheduled",
@@ -361,7 +420,7 @@ int counter_choose(const char *request, counter_metric *m, char *err,
                      "--metric %s asks for it anyway)",
                      m->pmu_read_ns / 1000, pmu);
             memset(m, 0, sizeof(*m));
-            choose_cputime(m, "default", why);
+            choose_cputime(m, "default", why, calibrate);
             return 0;
         }
         snprintf(perr, sizeof(perr), "perf_event_open(%s) failed: %s", pmu,
@@ -374,8 +433,20 @@ int counter_choose(const char *request, counter_metric *m, char *err,
     }
     char why[300];
     snprintf(why, sizeof(why), " (no hardware counter: %s)", perr);
-    choose_cputime(m, "default", why);
+    choose_cputime(m, "default", why, calibrate);
     return 0;
+}
+
+int counter_choose(const char *request, counter_metric *m, char *err,
+                   size_t errlen)
+{
+    return choose(request, m, err, errlen, 1);
+}
+
+int counter_check(const char *request, char *err, size_t errlen)
+{
+    counter_metric m;
+    return choose(request, &m, err, errlen, 0);
 }
 
 /* Maps the calling thread's switch page; without it reads use the system

@@ -71,6 +71,11 @@ typedef struct counter_metric {
 int counter_choose(const char *request, counter_metric *m, char *err,
                    size_t errlen);
 
+/* Whether counter_choose would accept request here, without its start-up
+ * work (the TSC's calibration): for a process that only passes the name
+ * on.  0, or -1 with the same message in err. */
+int counter_check(const char *request, char *err, size_t errlen);
+
 /* Per-thread set-up and tear-down; the calling thread is the one measured.
  * Returns 0 or -1 (the thread then reads 0 and the run reports it). */
 int counter_thread_open(const counter_metric *m, counter_thread *ct);

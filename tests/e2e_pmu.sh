@@ -18,7 +18,7 @@ here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 mkdir -p "$work" && cd "$work" || exit 1
 clang-19 -fopenmp -g -O2 "$here/e2e/pmu.c" -o pmu || exit 1
 clang-19 -fopenmp -g -O2 "$here/e2e/pmu.c" "$(dirname "$whatif")/../lib/libwhatif.a" \
-  -Wl,-u,ompt_start_tool -lpfm -lsqlite3 -ldw -lelf -lm -lpthread -o pmu_linked || exit 1
+  -Wl,-u,ompt_start_tool -lsqlite3 -ldw -lelf -lm -lpthread -o pmu_linked || exit 1
 pass=0 fail=0
 ok() { pass=$((pass + 1)); }
 ko() { echo "FAIL: $1"; fail=$((fail + 1)); }

@@ -207,7 +207,7 @@ fi
 # added (linked in) -- a margin no noise crosses; docs/performance.md
 # has the measured median.
 clang-19 -fopenmp -g -O2 "$here/e2e/shapes.c" "$(dirname "$(realpath "$whatif")")/../lib/libwhatif.a" \
-  -Wl,-u,ompt_start_tool -lpfm -lsqlite3 -ldw -lelf -lm -lpthread -o "$work/shapes_linked" || exit 1
+  -Wl,-u,ompt_start_tool -lsqlite3 -ldw -lelf -lm -lpthread -o "$work/shapes_linked" || exit 1
 # Started by its first construct or by an API call (omp_get_max_threads),
 # preloaded or linked in: the least of three runs under 250 us (measured
 # 8-27 us on an Intel Xeon VM, up to 83-128 us beside two busy processes;
