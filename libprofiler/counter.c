@@ -182,7 +182,7 @@ int counter_clock_setup(counter_clock *c, const counter_metric *m)
     if (!tsc_is_clocksource())
         return reads_mono && !m->clock.tsc;
     /* the metric's scale, measured the same way, serves: a second
-     * calibration would cost the start-up another 2 ms */
+     * calibration would cost the start-up another 0.5-2 ms */
     if (m && m->clock.tsc) {
         *c = m->clock;
         return reads_mono;
