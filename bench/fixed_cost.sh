@@ -14,6 +14,10 @@
 set -uo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 rounds="${1:-21}"
+[[ "$rounds" =~ ^[1-9][0-9]*$ ]] ||
+  { echo "fixed_cost.sh: ROUNDS must be a positive number" >&2; exit 2; }
+[ -n "${EPOCHREALTIME:-}" ] ||
+  { echo "fixed_cost.sh: needs bash 5 (EPOCHREALTIME)" >&2; exit 1; }
 whatif="$root/build/bin/whatif"
 tool="$root/build/lib/libwhatif.so"
 [ -x "$whatif" ] && [ -f "$tool" ] ||
@@ -42,18 +46,21 @@ run_one() {
     true) /bin/true ;;
     version) "$whatif" --version ;;
     plain) "$prog" ;;
-    preloaded) env LD_PRELOAD="$tool" WHATIF_PRELOAD=1 OMP_TOOL=enabled \
-                 WHATIF_OUT="$work/pre" WHATIF_MODE=online "$prog" ;;
+    preloaded) env -u WHATIF_METRIC -u WHATIF_FACTORS -u WHATIF_SAMPLE_HZ \
+                 -u WHATIF_CONTEXT -u OMP_TOOL_LIBRARIES LD_PRELOAD="$tool" \
+                 WHATIF_PRELOAD=1 OMP_TOOL=enabled WHATIF_OUT="$work/pre" \
+                 WHATIF_MODE=online "$prog" ;;
     online) "$whatif" run -o "$work/on" -- "$prog" ;;
     offline) "$whatif" run --mode offline -o "$work/off" -- "$prog" ;;
   esac
 }
 for ((r = 0; r < rounds; r++)); do
   for n in "${names[@]}"; do
-    t0=$(date +%s%N)
+    # the shell's own clock: a `date` process would add a process start
+    t0=${EPOCHREALTIME/[.,]/}
     run_one "$n" >/dev/null 2>&1 || { echo "fixed_cost.sh: $n failed" >&2; exit 1; }
-    t1=$(date +%s%N)
-    echo "$n $(( (t1 - t0) / 1000 ))" >>"$work/times"
+    t1=${EPOCHREALTIME/[.,]/}
+    echo "$n $((t1 - t0))" >>"$work/times"
   done
 done
 median() { awk -v n="$1" '$1 == n { print $2 }' "$work/times" | sort -n |

@@ -57,11 +57,12 @@ static uint64_t clock_ns(clockid_t id)
  * scale is known to 1/TSC_SCALE_ERR (100 ppm, a fifth of what NTP may slew
  * CLOCK_MONOTONIC itself): each endpoint is off by at most half its
  * bracket.  The scale is common to all threads' readings, so ratios of
- * work and span do not see it; what it saves is start-up time.  Measured
- * on the development VM (brackets of 30-60 ns end it at the minimum),
- * against one calibration over 300 ms: 6 ppm off on average, 21 at worst,
- * against 1.5 and 8 for the 2 ms it always took before (docs/
- * performance.md). */
+ * work and span do not see it; what it saves is start-up time.  Brackets
+ * of 50 ns on average end it at the minimum (30-60 ns on the development
+ * VM: 0.5-0.6 ms); wider ones take up to the 2 ms it always took before,
+ * where the error is what it was then.  Measured there against one
+ * calibration over 300 ms: 6 ppm off on average, 21 at worst, against
+ * 1.5 and 8 for the fixed 2 ms (docs/performance.md). */
 #define TSC_SCALE_ERR 10000u
 #define TSC_PAIR_TRIES 64
 #define TSC_PAIR_GOOD_NS 100u   /* a bracket this tight ends the tries */
@@ -244,15 +245,27 @@ static int perf_open(const counter_metric *m)
  * 4.5-5.7 ms on the development VM), a cost every profiled program and
  * every whatif command paid at start-up although the default metric
  * never uses it (docs/performance.md, "Start-up"). */
+typedef pfm_err_t (*pfmlib_initialize_fn)(void);
+typedef const char *(*pfmlib_strerror_fn)(int code);
+typedef pfm_err_t (*pfmlib_encode_fn)(const char *name, int dfl_plm,
+                                      pfm_os_t os, void *arg);
+/* the header's prototypes, checked without a reference to the library */
+_Static_assert(_Generic(&pfm_initialize, pfmlib_initialize_fn: 1,
+                        default: 0) &&
+                   _Generic(&pfm_strerror, pfmlib_strerror_fn: 1,
+                            default: 0) &&
+                   _Generic(&pfm_get_os_event_encoding, pfmlib_encode_fn: 1,
+                            default: 0),
+               "libpfm4's prototypes changed");
+
 typedef struct {
-    pfm_err_t (*initialize)(void);
-    const char *(*strerror)(int code);
-    pfm_err_t (*get_os_event_encoding)(const char *name, int dfl_plm,
-                                       pfm_os_t os, void *arg);
-} pfm_api;
+    pfmlib_initialize_fn initialize;
+    pfmlib_strerror_fn strerror;
+    pfmlib_encode_fn get_os_event_encoding;
+} pfmlib_api;
 
 /* Fills api from libpfm.so.4; 0, or -1 with err set. */
-static int pfm_open(pfm_api *api, char *err, size_t errlen)
+static int pfmlib_open(pfmlib_api *api, char *err, size_t errlen)
 {
     void *lib = dlopen("libpfm.so.4", RTLD_NOW | RTLD_LOCAL);
     if (!lib) {
@@ -262,14 +275,14 @@ static int pfm_open(pfm_api *api, char *err, size_t errlen)
                  "instructions or cycles", dlerror());
         return -1;
     }
-    *(void **)&api->initialize = dlsym(lib, "pfm_initialize");
-    *(void **)&api->strerror = dlsym(lib, "pfm_strerror");
-    *(void **)&api->get_os_event_encoding =
-        dlsym(lib, "pfm_get_os_event_encoding");
+    api->initialize = (pfmlib_initialize_fn)dlsym(lib, "pfm_initialize");
+    api->strerror = (pfmlib_strerror_fn)dlsym(lib, "pfm_strerror");
+    api->get_os_event_encoding =
+        (pfmlib_encode_fn)dlsym(lib, "pfm_get_os_event_encoding");
     if (!api->initialize || !api->strerror || !api->get_os_event_encoding) {
         snprintf(err, errlen, "libpfm.so.4 lacks pfm_initialize, "
                  "pfm_strerror or pfm_get_os_event_encoding; install a "
-                 "libpfm4 of version 4.3 or later");
+                 "libpfm4 that has them");
         dlclose(lib);
         return -1;
     }
@@ -289,8 +302,8 @@ static int perf_encode(const char *name, counter_metric *m, char *err,
         snprintf(m->unit, sizeof(m->unit), "%s", name);
         return 0;
     }
-    pfm_api pfm;
-    if (pfm_open(&pfm, err, errlen) < 0)
+    pfmlib_api pfm;
+    if (pfmlib_open(&pfm, err, errlen) < 0)
         return -1;
     int rc = pfm.initialize();
     if (rc != PFM_SUCCESS) {
@@ -445,6 +458,11 @@ int counter_choose(const char *request, counter_metric *m, char *err,
 
 int counter_check(const char *request, char *err, size_t errlen)
 {
+    /* these always work (the default falls back to cputime): no need to
+     * open a counter and time its reads */
+    if (!request || !*request || !strcmp(request, "default") ||
+        !strcmp(request, "cputime") || !strcmp(request, "monotonic"))
+        return 0;
     counter_metric m;
     return choose(request, &m, err, errlen, 0);
 }
