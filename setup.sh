@@ -28,7 +28,7 @@ esac
 
 # time and valgrind: the benchmarks (bench/real.sh, bench/instructions.sh)
 packages=(clang-19 libomp-19-dev libclang-rt-19-dev llvm-19 libpfm4-dev
-          libsqlite3-dev sqlite3 uthash-dev libdw-dev cmake make gcc g++ python3 time
+          libsqlite3-dev sqlite3 uthash-dev libdw-dev cmake make gcc g++ binutils python3 time
           valgrind)
 
 # the test suite opens the HTML report in a real browser and runs an

@@ -6,7 +6,8 @@
 # (offline), the output directory is checked and made absolute before the
 # program starts, the program's stdout is its own, a program built with
 # GCC runs on libomp, bad settings are refused, a rebuilt binary is named
-# as such, and the tool works from a path with a space in it.
+# as such, the tool works from a path with a space in it, and neither the
+# command nor the tool loads libpfm4 at start-up.
 # Usage: e2e_run.sh WHATIF_BINARY WORK_DIR
 set -uo pipefail
 whatif=$(realpath "$1"); work=$(realpath -m "$2")
@@ -346,6 +347,16 @@ root="$work/with space"; mkdir -p "$root/bin" "$root/lib"
 cp "$whatif" "$root/bin/"; cp "$(dirname "$whatif")/../lib/libwhatif.so" "$root/lib/"
 "$root/bin/whatif" run --metric cputime -q -o spaced -- ./process >/dev/null 2>spaced.err
 if parent_only spaced; then ok; else ko "tool path with a space: $(head -2 spaced.err)"; fi
+
+# libpfm4 is opened only when a metric names a PMU event: loading it
+# cost every profiled program and every command ~5 ms at start-up
+# (docs/performance.md, "A shorter start")
+tool="$(dirname "$whatif")/../lib/libwhatif.so"
+if [ -f "$tool" ] && ! readelf -d "$whatif" "$tool" | grep -q 'NEEDED.*libpfm'; then
+  ok
+else
+  ko "the command or the tool needs libpfm at load: $(readelf -d "$whatif" "$tool" 2>&1 | grep -m1 libpfm)"
+fi
 
 echo "$pass passed, $fail failed"
 [ $fail -eq 0 ]
