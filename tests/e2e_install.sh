@@ -56,7 +56,7 @@ if OMP_NUM_THREADS=2 "$prefix/bin/whatif" run -q -o run -- ./primes 200000 >/dev
   ko "installed whatif run: $(head -2 run.err)"; fi
 # the Debian package
 deb=$(ls "$work"/deb/*.deb 2>/dev/null | head -1)
-if [ -n "$deb" ] && dpkg-deb -f "$deb" Depends | grep -q "libpfm4" && dpkg-deb -f "$deb" Depends | grep -q "libdw1" &&
+if [ -n "$deb" ] && dpkg-deb -f "$deb" Recommends | grep -q "libpfm4" && dpkg-deb -f "$deb" Depends | grep -q "libdw1" &&
    [ "$(dpkg-deb -f "$deb" Package)" = whatif ]; then ok; else ko "the .deb's control: $(dpkg-deb -f "$deb" 2>&1 | head -3)"; fi
 mkdir -p debroot && dpkg-deb -x "$deb" debroot 2>/dev/null
 if OMP_NUM_THREADS=2 debroot/usr/bin/whatif run -q -o debrun -- ./primes 200000 >/dev/null 2>deb.err && has_loop debrun &&

@@ -358,5 +358,25 @@ else
   ko "the command or the tool needs libpfm at load: $(readelf -d "$whatif" "$tool" 2>&1 | grep -m1 libpfm)"
 fi
 
+# ... and works without it: hidden in a private mount namespace (where
+# this machine lets us make one), the default metric profiles and a PMU
+# event name is refused in one line that names what is missing
+pfm=$(ldconfig -p 2>/dev/null | awk '/libpfm\.so\.4 / { print $NF; exit }')
+if [ -n "$pfm" ] && unshare -m true 2>/dev/null; then
+  : >not-a-library.so
+  unshare -m bash -c "mount --bind not-a-library.so '$(readlink -f "$pfm")' &&
+    '$whatif' run --metric cputime -q -o nopfm -- ./process >/dev/null 2>nopfm.err;
+    echo \$? >nopfm.rc;
+    '$whatif' run --metric PERF_COUNT_HW_CPU_CYCLES -q -o nopfm-event -- ./process >/dev/null 2>nopfm-event.err;
+    echo \$? >nopfm-event.rc"
+  if [ "$(cat nopfm.rc 2>/dev/null)" = 0 ] && parent_only nopfm; then ok; else
+    ko "without libpfm4, the default metric: $(head -2 nopfm.err 2>/dev/null)"; fi
+  if [ "$(cat nopfm-event.rc 2>/dev/null)" = 2 ] && [ "$(wc -l <nopfm-event.err)" -eq 1 ] &&
+     grep -q "needs libpfm4" nopfm-event.err; then ok; else
+    ko "without libpfm4, an event name: rc $(cat nopfm-event.rc 2>/dev/null): $(cat nopfm-event.err 2>/dev/null)"; fi
+else
+  echo "note: no private mount namespace here: the run without libpfm4 is not tried"
+fi
+
 echo "$pass passed, $fail failed"
 [ $fail -eq 0 ]
