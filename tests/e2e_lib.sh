@@ -75,6 +75,9 @@ check_expect() {
      ! awk -v g="$gs" -v e="$es" -v t="$tol" -v s="$slack" \
          'BEGIN { d = g - e; if (d < 0) d = -d; exit !(d <= e * t / 100 + s) }'; then
     echo "FAIL: $what: work $gw span $gs, the program measured work $ew span $es (tolerance $tol% + $slack ns)"
+    # where the difference lies, for a failure seen once in many runs
+    echo "  its profile ($1):"; sed 's/^/    /' "$csv" | head -20
+    [ -s "$1/serial_fragments.csv" ] && sed 's/^/    /' "$1/serial_fragments.csv" | head -12
     return 1
   fi
   return 0
