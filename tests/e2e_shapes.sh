@@ -107,10 +107,30 @@ for T in 2 4 8; do
       # suite its work came 4.0-4.9% over the program's own (174-178 ms)
       # in 2 of 5 runs of the suite on the AMD EPYC VM, never alone
       [ "$name" = nest_deep ] && { slack=3000000; pct=6; }
-      check_invariants "$out" "$what" && check_counts "$out" "$out.err" "$what" &&
-        check_expect "$out" "$out.err" "$what" $pct $slack && check_queries "$out" "$out.err" "$what" &&
-        { [ "${name#untied}" = "$name" ] || check_first_parts "$out" "$out.err" "$what" $T; } &&
-        ok || fail=$((fail + 1))
+      if ! { check_invariants "$out" "$what" && check_counts "$out" "$out.err" "$what" &&
+             check_queries "$out" "$out.err" "$what" &&
+             { [ "${name#untied}" = "$name" ] || check_first_parts "$out" "$out.err" "$what" $T; }; }; then
+        fail=$((fail + 1))
+        continue
+      fi
+      if check_expect "$out" "$out.err" "$what" $pct $slack; then ok; continue; fi
+      # Work and span against the program's own timing are the only
+      # checks noise reaches (a span is a maximum: a fragment the VM
+      # stretched, beside the rest of the suite, once put nest_wide's span
+      # 0.3 ms past its bound, its usual excess 0.6-1.0 ms): two more
+      # runs, both within it, and the case passes on the median.
+      again=0
+      for j in 1 2; do
+        env "${envs[@]}" "$whatif" run -q --metric cputime -o "$out-again$j" -- \
+          "$work/shapes" "$name" >/dev/null 2>"$out-again$j.err" &&
+          check_expect "$out-again$j" "$out-again$j.err" "$what (again, $j)" $pct $slack &&
+          again=$((again + 1))
+      done
+      if [ $again -eq 2 ]; then
+        echo "note: $what: outside the bound once, within it in two more runs"; ok
+      else
+        fail=$((fail + 1))
+      fi
     done
   done
 done
