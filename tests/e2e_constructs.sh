@@ -138,8 +138,26 @@ for T in 2 4; do
         pass=$((pass + 1)) || { echo "FAIL: orphans T=$T: work ${gw:-none}, the program measured ${ew:-none} of its units"; fail=$((fail + 1)); }
       continue
     fi
-    check_invariants "$out" "$name T=$T" && check_expect "$out" "$out.err" "$name T=$T" 3 1500000 &&
-      pass=$((pass + 1)) || fail=$((fail + 1))
+    check_invariants "$out" "$name T=$T" || { fail=$((fail + 1)); continue; }
+    if first=$(check_expect "$out" "$out.err" "$name T=$T" 3 1500000); then pass=$((pass + 1)); continue; fi
+    # the work against the program's own timing is what noise reaches
+    # (tgbar once measured 4.5 ms over its program's 40 ms, in 1 of 44
+    # runs beside another suite, never in 300 runs alone): two more runs,
+    # both within the bound, and the case passes on the median
+    again=0 envs=(OMP_NUM_THREADS=$T)
+    [ "$envset" != - ] && envs+=("$envset")
+    for j in 1 2; do
+      env "${envs[@]}" "$whatif" run -q --metric cputime -o "$out-again$j" -- \
+        "$work/constructs" "$name" $C >/dev/null 2>"$out-again$j.err" &&
+        check_expect "$out-again$j" "$out-again$j.err" "$name T=$T (again, $j)" 3 1500000 &&
+        again=$((again + 1))
+    done
+    if [ $again -eq 2 ]; then
+      echo "note: $name T=$T: outside the bound once, within it in two more runs: ${first#FAIL: }" | head -1
+      pass=$((pass + 1))
+    else
+      echo "$first"; fail=$((fail + 1))
+    fi
   done
 done
 # One thread: every case whose parallelism libomp lets us see in a team of
