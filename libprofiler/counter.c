@@ -335,7 +335,7 @@ static int perf_encode(const char *name, counter_metric *m, char *err,
 /* Thread CPU time, estimated between context switches where this kernel
  * lets us see them, else read from the kernel every time. */
 static void choose_cputime(counter_metric *m, const char *how,
-                           const char *why, int calibrate)
+                           const char *why)
 {
     m->kind = K_CPUTIME;
     snprintf(m->name, sizeof(m->name), "cputime");
@@ -344,7 +344,7 @@ static void choose_cputime(counter_metric *m, const char *how,
     m->cputime_switches = fd >= 0;
     if (fd >= 0)
         close(fd);
-    if (m->cputime_switches && calibrate)
+    if (m->cputime_switches)
         tsc_setup(&m->clock, 1);
     snprintf(m->reason, sizeof(m->reason),
              "%s%s: thread CPU time, which excludes descheduled time: %s",
@@ -385,23 +385,20 @@ static double pmu_read_cost(const counter_metric *m)
     return best;
 }
 
-/* counter_choose; calibrate 0 leaves the TSC's scale out (m then only
- * says whether the metric works here). */
-static int choose(const char *request, counter_metric *m, char *err,
-                  size_t errlen, int calibrate)
+int counter_choose(const char *request, counter_metric *m, char *err,
+                   size_t errlen)
 {
     memset(m, 0, sizeof(*m));
     int dflt = !request || !*request || !strcmp(request, "default");
     if (!dflt && !strcmp(request, "cputime")) {
-        choose_cputime(m, "requested", "", calibrate);
+        choose_cputime(m, "requested", "");
         return 0;
     }
     if (!dflt && !strcmp(request, "monotonic")) {
         m->kind = K_MONOTONIC;
         snprintf(m->name, sizeof(m->name), "monotonic");
         snprintf(m->unit, sizeof(m->unit), "ns");
-        if (calibrate)
-            tsc_setup(&m->clock, 0);
+        tsc_setup(&m->clock, 0);
         snprintf(m->reason, sizeof(m->reason),
                  "requested: wall-clock time (CLOCK_MONOTONIC%s), includes "
                  "time the thread was descheduled",
@@ -433,7 +430,7 @@ static int choose(const char *request, counter_metric *m, char *err,
                      "--metric %s asks for it anyway)",
                      m->pmu_read_ns / 1000, pmu);
             memset(m, 0, sizeof(*m));
-            choose_cputime(m, "default", why, calibrate);
+            choose_cputime(m, "default", why);
             return 0;
         }
         snprintf(perr, sizeof(perr), "perf_event_open(%s) failed: %s", pmu,
@@ -446,25 +443,19 @@ static int choose(const char *request, counter_metric *m, char *err,
     }
     char why[300];
     snprintf(why, sizeof(why), " (no hardware counter: %s)", perr);
-    choose_cputime(m, "default", why, calibrate);
+    choose_cputime(m, "default", why);
     return 0;
-}
-
-int counter_choose(const char *request, counter_metric *m, char *err,
-                   size_t errlen)
-{
-    return choose(request, m, err, errlen, 1);
 }
 
 int counter_check(const char *request, char *err, size_t errlen)
 {
-    /* these always work (the default falls back to cputime): no need to
-     * open a counter and time its reads */
+    /* these always work (the default falls back to cputime), and only
+     * they calibrate the TSC: a PMU name is checked by opening it */
     if (!request || !*request || !strcmp(request, "default") ||
         !strcmp(request, "cputime") || !strcmp(request, "monotonic"))
         return 0;
     counter_metric m;
-    return choose(request, &m, err, errlen, 0);
+    return counter_choose(request, &m, err, errlen);
 }
 
 /* Maps the calling thread's switch page; without it reads use the system
