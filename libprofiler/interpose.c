@@ -61,6 +61,13 @@ const void *tool_call_ident(const void *code)
     tool_runtime_span sp;                                                   \
     tool_runtime_enter(&sp, (timing))
 #define WRAP_ENTER(ident) WRAP_ENTER_AS(ident, TOOL_RT_UNTIMED)
+/* The same for a call that queues a task (tool_task_enter). */
+#define WRAP_ENTER_TASK(ident)                                              \
+    const void *prev_site = wrap_site, *prev_ident = wrap_ident;            \
+    wrap_site = __builtin_return_address(0);                                \
+    wrap_ident = (ident);                                                   \
+    tool_runtime_span sp;                                                   \
+    tool_task_enter(&sp)
 #define WRAP_LEAVE()                                                        \
     tool_runtime_leave(&sp);                                                \
     wrap_site = prev_site;                                                  \
@@ -97,7 +104,9 @@ EXPORT void *__kmpc_omp_task_alloc(void *loc, int32_t gtid, int32_t flags,
         return NULL;
     WRAP_ENTER_AS(loc, TOOL_RT_TIMED);
     void *t = real(loc, gtid, flags, task_size, shareds_size, entry);
-    WRAP_LEAVE_TIMED();
+    uint64_t rt_ns = tool_alloc_leave(&sp);
+    wrap_site = prev_site;
+    wrap_ident = prev_ident;
     tool_task_runtime(rt_ns, 0);
     tool_task_allocated(t);
     return t;
@@ -111,7 +120,7 @@ EXPORT int32_t __kmpc_omp_task(void *loc, int32_t gtid, void *task)
         return 0;
     if (tool_task_requeued(task))
         return real(loc, gtid, task);
-    WRAP_ENTER_AS(loc, TOOL_RT_SAMPLED);
+    WRAP_ENTER_TASK(loc);
     int32_t r = real(loc, gtid, task);
     WRAP_LEAVE_TIMED();
     tool_task_runtime(rt_ns, 1);
@@ -126,7 +135,7 @@ EXPORT int32_t __kmpc_omp_task_with_deps(void *loc, int32_t gtid, void *task,
     REAL(task_deps_fn, __kmpc_omp_task_with_deps)
     if (!real)
         return 0;
-    WRAP_ENTER_AS(loc, TOOL_RT_SAMPLED);
+    WRAP_ENTER_TASK(loc);
     int32_t r = real(loc, gtid, task, ndeps, deps, ndeps_noalias,
                      noalias_deps);
     WRAP_LEAVE_TIMED();

@@ -356,6 +356,11 @@ typedef struct tstate {
                               * (wraps after 2^32: a sample still) */
     uint64_t task_rt_pending; /* an allocation's time, until its creation
                                * is measured */
+    /* An allocation whose span goes on into the task's queueing
+     * (tool_alloc_leave): frag_opens then (0: none) and when it began; the
+     * running fragment stays cut there (frag_cut) */
+    uint64_t alloc_opens;
+    uint64_t alloc_start;
     int frag_rt;             /* the running fragment began inside a
                               * wrapped runtime call of its task: no work */
     tctx *ctx;
@@ -3590,6 +3595,26 @@ void tool_doacross_wait_end(void)
     }
 }
 
+static int rt_sampled(uint32_t k)
+{
+    return k < TOOL_RT_ALL || k % TOOL_RT_SAMPLE == 0;
+}
+
+/* An allocation's span left open (tool_alloc_leave) when the thread
+ * enters a wrapped call that does not queue the task: the fragment
+ * resumes now, as the allocation's leave would have done. */
+static __attribute__((noinline, cold)) void alloc_settle(tstate *ts)
+{
+    int open = ts->alloc_opens == ts->frag_opens && ts->in_frag;
+    ts->alloc_opens = 0;
+    if (!open)
+        return;
+    uint64_t now = counter_read(&metric, &ts->ct);
+    if (now > ts->alloc_start)
+        ts->frag_start += now - ts->alloc_start;
+    ts->frag_cut = 0;
+}
+
 void tool_runtime_enter(tool_runtime_span *sp, int timing)
 {
     tstate *ts = active ? self : NULL;
@@ -3602,6 +3627,8 @@ void tool_runtime_enter(tool_runtime_span *sp, int timing)
         uint32_t k = timing == TOOL_RT_SAMPLED ? ts->rt_calls++ : 0;
         ts->rt_skip_read = timing == TOOL_RT_UNTIMED ||
                            (k >= TOOL_RT_ALL && k % TOOL_RT_SAMPLE != 0);
+        if (ts->alloc_opens)
+            alloc_settle(ts);
     }
     sp->active = ts && ts->in_frag;
     if (!sp->active)
@@ -3610,6 +3637,56 @@ void tool_runtime_enter(tool_runtime_span *sp, int timing)
     sp->start = counter_read(&metric, &ts->ct);
     sp->prev_cut = ts->frag_cut;
     ts->frag_cut = sp->start;
+}
+
+void tool_task_enter(tool_runtime_span *sp)
+{
+    tstate *ts = active ? self : NULL;
+    if (!ts || !ts->alloc_opens) {
+        tool_runtime_enter(sp, TOOL_RT_SAMPLED);
+        return;
+    }
+    int goes_on = ts->alloc_opens == ts->frag_opens && ts->in_frag;
+    ts->alloc_opens = 0;
+    if (!goes_on) {
+        tool_runtime_enter(sp, TOOL_RT_SAMPLED);
+        return;
+    }
+    /* tool_runtime_enter's work, the span begun at the allocation: the
+     * next sampled call is not measured (tool_alloc_leave) */
+    sp->ctx = ts->ctx;
+    if (sp->ctx)
+        ((tctx *)sp->ctx)->in_runtime++;
+    sp->prev_skip = (unsigned char)ts->rt_skip_read;
+    ts->rt_calls++;
+    ts->rt_skip_read = 1;
+    sp->active = 1;
+    sp->opens = ts->frag_opens;
+    sp->start = ts->alloc_start;
+    sp->prev_cut = 0; /* frag_cut is alloc_start already */
+}
+
+/* A task's allocation returns.  clang's code then copies the task's data
+ * and queues it (__kmpc_omp_task), with no event between: where that
+ * queueing will not be measured (tool_task_runtime), the allocation's
+ * span is left open and goes on into it (tool_runtime_enter), which saves
+ * a metric read at each end; the copy counts as the runtime's, as part of
+ * the task's creation.  Anything else that comes first ends the fragment
+ * where the allocation began (frag_cut) or resumes it (alloc_goes_on). */
+uint64_t tool_alloc_leave(const tool_runtime_span *sp)
+{
+    tstate *ts = self;
+    tctx *c = sp->ctx;
+    if (!ts || !sp->active || !ts->in_frag || ts->frag_opens != sp->opens ||
+        ts->frag_rt || sp->prev_cut || rt_sampled(ts->rt_calls) ||
+        ts->ctx != c)
+        return tool_runtime_leave(sp);
+    if (c)
+        c->in_runtime--;
+    ts->rt_skip_read = sp->prev_skip;
+    ts->alloc_opens = sp->opens;
+    ts->alloc_start = sp->start;
+    return TOOL_RT_UNMEASURED;
 }
 
 uint64_t tool_runtime_leave(const tool_runtime_span *sp)

@@ -65,6 +65,12 @@ void tool_runtime_enter(tool_runtime_span *sp, int timing);
 /* Returns the runtime's time it left out of the fragments (metric units),
  * or TOOL_RT_UNMEASURED. */
 uint64_t tool_runtime_leave(const tool_runtime_span *sp);
+/* tool_runtime_leave for a task's allocation: its span may go on into the
+ * call that queues the task (then TOOL_RT_UNMEASURED). */
+uint64_t tool_alloc_leave(const tool_runtime_span *sp);
+/* tool_runtime_enter(sp, TOOL_RT_SAMPLED) for a call that queues a task:
+ * the allocation's span goes on where tool_alloc_leave left it open. */
+void tool_task_enter(tool_runtime_span *sp);
 /* Creating a task (allocation, queueing) took the runtime ns of its own
  * time (TOOL_RT_UNMEASURED: the creation is not measured); created: the
  * task is now queued (one more task). */

@@ -284,5 +284,37 @@ for T in 2 8; do
     ko "FAIL: tiny_chunks T=$T: work ${w:-?} ns of ${cpu:-?} ns of CPU"; fi
 done
 
+# Likewise creating a task: the runtime allocates it, the program's code
+# copies its data in, the runtime queues it, and the tool's wrappers run
+# around both calls.  The single's own code between two of its 10^6
+# creations is a loop step; its work was 27-39% of task_create_cost
+# (56-83 ns a task), the wrappers' code between the allocation and the
+# queueing included, and is 6-14% since the allocation's span goes on
+# into the queueing (tool_alloc_leave).  A run above a fifth gets two
+# more, both of which must be under it.
+line=$(grep -n 'pragma omp single' "$here/e2e/shapes.c" | awk -F: -v f="$(grep -n '"task_flood"' "$here/e2e/shapes.c" | cut -d: -f1)" '$1 > f { print $1; exit }')
+flood_share() { # OUT: the single's work over task_create_cost, in %, of 10^6 tasks
+  local w c
+  w=$(grep "shapes.c:$line,single," "$1/profile.csv" 2>/dev/null | cut -d, -f4)
+  c=$(sed -n 's/.*"task_create_cost": \([0-9]*\).*/\1/p' "$1/run.json" 2>/dev/null)
+  [ -n "$w" ] && [ -n "$c" ] && [ "$c" -gt 0 ] && echo $((w / 10000 / c))
+}
+flood_run() { # prints the share of one run at 2 threads ("?": no profile)
+  rm -rf "$work/flood"
+  OMP_NUM_THREADS=2 "$whatif" run -q -o "$work/flood" -- "$work/shapes" task_flood >/dev/null 2>&1
+  flood_share "$work/flood" || echo "?"
+}
+first=$(flood_run); shares=$first
+if [ "$first" != "?" ] && [ "$first" -ge 20 ]; then
+  shares="$first, then $(flood_run) and $(flood_run)"
+  case $shares in *\?*) ;; *)
+    read -r a b <<<"$(echo "$shares" | sed 's/.*then \([0-9]*\) and \([0-9]*\)/\1 \2/')"
+    [ "$a" -lt 20 ] && [ "$b" -lt 20 ] &&
+      { echo "note: task_flood: the single's work per task was $shares% of task_create_cost"; first=0; } ;;
+  esac
+fi
+if [ "$first" != "?" ] && [ "$first" -lt 20 ]; then ok; else
+  ko "FAIL: task_flood T=2: the single at shapes.c:$line worked $shares% of task_create_cost per task (under 20% wanted)"; fi
+
 echo "$pass passed, $fail failed"
 [ $fail -eq 0 ]
