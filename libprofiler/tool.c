@@ -3670,16 +3670,25 @@ void tool_task_enter(tool_runtime_span *sp)
  * and queues it (__kmpc_omp_task), with no event between: where that
  * queueing will not be measured (tool_task_runtime), the allocation's
  * span is left open and goes on into it (tool_runtime_enter), which saves
- * a metric read at each end; the copy counts as the runtime's, as part of
- * the task's creation.  Anything else that comes first ends the fragment
- * where the allocation began (frag_cut) or resumes it (alloc_goes_on). */
-uint64_t tool_alloc_leave(const tool_runtime_span *sp)
+ * a metric read at each end; the copy then counts as the runtime's, as
+ * part of the task's creation.  Only where the copy is a few stores: a
+ * task whose data has destructors (C++ objects, copied by their copy
+ * constructors) or is larger than ALLOC_GOES_ON_BYTES keeps its copy as
+ * the creator's work.  Anything else that comes first ends the fragment
+ * where the allocation began (frag_cut) or resumes it (alloc_settle). */
+#define KMP_TASK_DESTRUCTORS 0x8 /* kmp_tasking_flags_t's destructors_thunk */
+#define KMP_TASK_HEAD_BYTES 40   /* kmp_task_t, before the task's private data */
+#define ALLOC_GOES_ON_BYTES 256
+uint64_t tool_alloc_leave(const tool_runtime_span *sp, int32_t flags,
+                          size_t task_size, size_t shareds_size)
 {
     tstate *ts = self;
     tctx *c = sp->ctx;
     if (!ts || !sp->active || !ts->in_frag || ts->frag_opens != sp->opens ||
         ts->frag_rt || sp->prev_cut || rt_sampled(ts->rt_calls) ||
-        ts->ctx != c)
+        ts->ctx != c || (flags & KMP_TASK_DESTRUCTORS) ||
+        task_size > KMP_TASK_HEAD_BYTES + ALLOC_GOES_ON_BYTES ||
+        shareds_size > ALLOC_GOES_ON_BYTES)
         return tool_runtime_leave(sp);
     if (c)
         c->in_runtime--;

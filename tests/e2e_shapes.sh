@@ -103,17 +103,22 @@ for T in 2 4 8; do
       # machine beside other work once put taskloop_rec's span 2.16 ms
       # over the program's own 20.8 ms
       slack=$((T > 4 ? 3000000 : 1500000)) pct=3
-      # nest_deep runs 2^8 threads whatever T: beside the rest of the
-      # suite its work came 4.0-4.9% over the program's own (174-178 ms)
-      # in 2 of 5 runs of the suite on the AMD EPYC VM, never alone
-      [ "$name" = nest_deep ] && { slack=3000000; pct=6; }
+      # nest_deep runs 2^8 threads whatever T, in 254 inner region
+      # instances, whose teams' runtime code counts as work (docs/limits.md:
+      # 30-60 us each, most in a new thread's first fragment): its work
+      # came 7.4-15.6 ms over the program's own 175 ms in 20 runs on the
+      # AMD EPYC VM, alone and beside the suite, before 5c96338 as after.  The
+      # bound, as before for the span (6% + 3 ms), and 40 us more for each
+      # inner instance for the work.
+      work_extra=0
+      [ "$name" = nest_deep ] && { slack=3000000; pct=6; work_extra=$((254 * 40000)); }
       if ! { check_invariants "$out" "$what" && check_counts "$out" "$out.err" "$what" &&
              check_queries "$out" "$out.err" "$what" &&
              { [ "${name#untied}" = "$name" ] || check_first_parts "$out" "$out.err" "$what" $T; }; }; then
         fail=$((fail + 1))
         continue
       fi
-      if first=$(check_expect "$out" "$out.err" "$what" $pct $slack); then ok; continue; fi
+      if first=$(check_expect "$out" "$out.err" "$what" $pct $slack $work_extra); then ok; continue; fi
       # Work and span against the program's own timing are the only
       # checks noise reaches (a span is a maximum: a fragment the VM
       # stretched, beside the rest of the suite, once put nest_wide's span
@@ -123,7 +128,7 @@ for T in 2 4 8; do
       for j in 1 2; do
         env "${envs[@]}" "$whatif" run -q --metric cputime -o "$out-again$j" -- \
           "$work/shapes" "$name" >/dev/null 2>"$out-again$j.err" &&
-          check_expect "$out-again$j" "$out-again$j.err" "$what (again, $j)" $pct $slack &&
+          check_expect "$out-again$j" "$out-again$j.err" "$what (again, $j)" $pct $slack $work_extra &&
           again=$((again + 1))
       done
       if [ $again -eq 2 ]; then
@@ -315,6 +320,32 @@ if [ "$first" != "?" ] && [ "$first" -ge 20 ]; then
 fi
 if [ "$first" != "?" ] && [ "$first" -lt 20 ]; then ok; else
   ko "FAIL: task_flood T=2: the single at shapes.c:$line worked $shares% of task_create_cost per task (under 20% wanted)"; fi
+
+# ... but where the task's data is large (or, in C++, has destructors,
+# and so copy constructors), copying it is the creator's work: 20,000
+# tasks of 96 KB of firstprivate data.  The single's work was 2.3-7x the
+# time the program measured for the same copies (page faults included
+# there), 0.7-0.8x when the copy counted as the runtime's.
+out="$work/task-copy"; rm -rf "$out"
+OMP_NUM_THREADS=2 "$whatif" run -q -o "$out" -- "$work/shapes" task_copy >/dev/null 2>"$out.err"
+copy=$(sed -n 's/^whatif-copy ns=//p' "$out.err")
+line=$(awk '/"task_copy"/ { f = 1 } f && /pragma omp single/ { print NR; exit }' "$here/e2e/shapes.c")
+w=$(grep "shapes.c:$line,single," "$out/profile.csv" 2>/dev/null | cut -d, -f4)
+if [ -n "$copy" ] && [ -n "$w" ] && [ "$w" -ge "$copy" ]; then ok; else
+  ko "FAIL: task_copy T=2: the single at shapes.c:$line worked ${w:-?} ns, its tasks' copies took ${copy:-?} ns"; fi
+
+# The same in C++ (tests/e2e/task_copy.cc): a std::vector of 32 KB taken
+# by value, copied by its copy constructor.  The single's work was 6x the
+# program's own timing of the copies, 0.65x when the copy counted as the
+# runtime's.
+clang++-19 -fopenmp -g -O2 "$here/e2e/task_copy.cc" -o "$work/task_copy" || exit 1
+out="$work/task-copy-cc"; rm -rf "$out"
+OMP_NUM_THREADS=2 "$whatif" run -q -o "$out" -- "$work/task_copy" >/dev/null 2>"$out.err"
+copy=$(sed -n 's/^whatif-copy ns=//p' "$out.err")
+line=$(grep -n 'pragma omp single' "$here/e2e/task_copy.cc" | cut -d: -f1)
+w=$(grep "task_copy.cc:$line,single," "$out/profile.csv" 2>/dev/null | cut -d, -f4)
+if [ -n "$copy" ] && [ -n "$w" ] && [ "$w" -ge "$copy" ]; then ok; else
+  ko "FAIL: task_copy.cc T=2: the single at task_copy.cc:$line worked ${w:-?} ns, its tasks' copies took ${copy:-?} ns"; fi
 
 echo "$pass passed, $fail failed"
 [ $fail -eq 0 ]

@@ -818,6 +818,35 @@ int main(int argc, char **argv)
         printf("ok %s %ld\n", c, ran);
         return 0;
     }
+    if (!strcmp(c, "task_copy")) {
+        /* Each task takes 96 KB of the creator's data (firstprivate):
+         * copying it is the single's work.  The program times the same
+         * copies itself first. */
+        enum { COPY_TASKS = 20000, COPY_DOUBLES = 12288 };
+        static double a[COPY_DOUBLES], b[COPY_DOUBLES];
+        for (int i = 0; i < COPY_DOUBLES; i++)
+            a[i] = i;
+        uint64_t t0 = st_now();
+        for (int t = 0; t < COPY_TASKS; t++) {
+            memcpy(b, a, sizeof(a));
+            __asm__ volatile("" : : "r"(b) : "memory");
+        }
+        fprintf(stderr, "whatif-copy ns=%llu\n",
+                (unsigned long long)(st_now() - t0));
+        double sum = 0;
+#pragma omp parallel
+#pragma omp single
+        for (int t = 0; t < COPY_TASKS; t++) {
+            a[t % COPY_DOUBLES] += 1;
+#pragma omp task firstprivate(a)
+            {
+#pragma omp atomic
+                sum += a[t % COPY_DOUBLES];
+            }
+        }
+        printf("ok %s %d\n", c, sum > 0);
+        return 0;
+    }
     if (!strcmp(c, "merged_a") || !strcmp(c, "merged_b")) {
         int s = 0;
         if (c[7] == 'a') {
