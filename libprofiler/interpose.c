@@ -104,7 +104,7 @@ EXPORT void *__kmpc_omp_task_alloc(void *loc, int32_t gtid, int32_t flags,
         return NULL;
     WRAP_ENTER_AS(loc, TOOL_RT_TIMED);
     void *t = real(loc, gtid, flags, task_size, shareds_size, entry);
-    uint64_t rt_ns = tool_alloc_leave(&sp, flags, task_size, shareds_size);
+    uint64_t rt_ns = tool_alloc_leave(&sp, loc, flags, task_size, shareds_size);
     wrap_site = prev_site;
     wrap_ident = prev_ident;
     tool_task_runtime(rt_ns, 0);

@@ -285,6 +285,10 @@ typedef struct tctx {
 #define CTX_CACHE 1024 /* free task contexts a thread keeps for reuse */
 #define NOTED_MAX 8    /* notes a thread remembers having written */
 
+/* Task constructs whose code between allocation and queueing a thread
+ * remembers (tool_alloc_leave): direct-mapped by address */
+#define GAP_SITES 32
+
 typedef struct tstate {
     stream_thread st;
     /* Free task contexts, so that tasks need no malloc.  A task often
@@ -361,6 +365,16 @@ typedef struct tstate {
      * running fragment stays cut there (frag_cut) */
     uint64_t alloc_opens;
     uint64_t alloc_start;
+    /* An allocation's span closed at its return (measured): frag_opens
+     * then (0: none), the metric there and its construct's entry in
+     * gap_sites, to time the program's code up to the queueing */
+    uint64_t gap_opens;
+    uint64_t gap_from;
+    struct gap_site *gap_site;
+    struct gap_site {
+        const void *loc;       /* the construct (ident_t), or NULL */
+        unsigned long_gaps;    /* consecutive measured gaps over the max */
+    } gap_sites[GAP_SITES];
     int frag_rt;             /* the running fragment began inside a
                               * wrapped runtime call of its task: no work */
     tctx *ctx;
@@ -3602,16 +3616,19 @@ static int rt_sampled(uint32_t k)
 
 /* An allocation's span left open (tool_alloc_leave) when the thread
  * enters a wrapped call that does not queue the task: the fragment
- * resumes now, as the allocation's leave would have done. */
+ * resumes now (the program's code since the allocation counts as the
+ * runtime's, as the queueing's would), and its cut is cleared. */
 static __attribute__((noinline, cold)) void alloc_settle(tstate *ts)
 {
-    int open = ts->alloc_opens == ts->frag_opens && ts->in_frag;
+    int same = ts->alloc_opens == ts->frag_opens;
     ts->alloc_opens = 0;
-    if (!open)
+    if (!same) /* a fragment began since: frag_begin cleared the cut */
         return;
-    uint64_t now = counter_read(&metric, &ts->ct);
-    if (now > ts->alloc_start)
-        ts->frag_start += now - ts->alloc_start;
+    if (ts->in_frag) {
+        uint64_t now = counter_read(&metric, &ts->ct);
+        if (now > ts->alloc_start)
+            ts->frag_start += now - ts->alloc_start;
+    }
     ts->frag_cut = 0;
 }
 
@@ -3639,57 +3656,97 @@ void tool_runtime_enter(tool_runtime_span *sp, int timing)
     ts->frag_cut = sp->start;
 }
 
+/* The program's code between an allocation whose span closed at its
+ * return and this queueing (the copy of the task's data, an if() or
+ * depend expression, a copy constructor), measured on each thread's
+ * first TOOL_RT_ALL creations and one in TOOL_RT_SAMPLE after: where it
+ * took longer than this twice in a row at a construct (metric units: 1 us
+ * of CPU time, or 1,000 instructions), the construct's allocations keep
+ * their own spans, until it is measured shorter.  Twice: one gap can
+ * hold the metric's own re-anchoring (a system call, 1-2 us on a VM). */
+#define ALLOC_GAP_MAX 1000u
+#define ALLOC_GAP_STRIKES 2u
+
 void tool_task_enter(tool_runtime_span *sp)
 {
     tstate *ts = active ? self : NULL;
-    if (!ts || !ts->alloc_opens) {
-        tool_runtime_enter(sp, TOOL_RT_SAMPLED);
-        return;
+    if (ts && ts->alloc_opens) {
+        if (ts->alloc_opens == ts->frag_opens && ts->in_frag) {
+            /* tool_runtime_enter's work, the span begun at the
+             * allocation: this call is not measured (tool_alloc_leave) */
+            ts->alloc_opens = 0;
+            sp->ctx = ts->ctx;
+            if (sp->ctx)
+                ((tctx *)sp->ctx)->in_runtime++;
+            sp->prev_skip = (unsigned char)ts->rt_skip_read;
+            ts->rt_calls++;
+            ts->rt_skip_read = 1;
+            sp->active = 1;
+            sp->opens = ts->frag_opens;
+            sp->start = ts->alloc_start;
+            sp->prev_cut = 0; /* frag_cut is alloc_start already */
+            return;
+        }
+        alloc_settle(ts);
     }
-    int goes_on = ts->alloc_opens == ts->frag_opens && ts->in_frag;
-    ts->alloc_opens = 0;
-    if (!goes_on) {
-        tool_runtime_enter(sp, TOOL_RT_SAMPLED);
-        return;
+    tool_runtime_enter(sp, TOOL_RT_SAMPLED);
+    if (ts && ts->gap_opens) {
+        struct gap_site *g = ts->gap_site;
+        if (ts->gap_opens == ts->frag_opens && sp->active) {
+            int long_gap = sp->start > ts->gap_from &&
+                           sp->start - ts->gap_from > ALLOC_GAP_MAX;
+            g->long_gaps = long_gap ? (g->long_gaps < ALLOC_GAP_STRIKES
+                                           ? g->long_gaps + 1
+                                           : g->long_gaps)
+                                    : 0;
+        }
+        ts->gap_opens = 0;
     }
-    /* tool_runtime_enter's work, the span begun at the allocation: the
-     * next sampled call is not measured (tool_alloc_leave) */
-    sp->ctx = ts->ctx;
-    if (sp->ctx)
-        ((tctx *)sp->ctx)->in_runtime++;
-    sp->prev_skip = (unsigned char)ts->rt_skip_read;
-    ts->rt_calls++;
-    ts->rt_skip_read = 1;
-    sp->active = 1;
-    sp->opens = ts->frag_opens;
-    sp->start = ts->alloc_start;
-    sp->prev_cut = 0; /* frag_cut is alloc_start already */
 }
 
 /* A task's allocation returns.  clang's code then copies the task's data
- * and queues it (__kmpc_omp_task), with no event between: where that
+ * in and queues it (__kmpc_omp_task), with no event between: where that
  * queueing will not be measured (tool_task_runtime), the allocation's
- * span is left open and goes on into it (tool_runtime_enter), which saves
- * a metric read at each end; the copy then counts as the runtime's, as
- * part of the task's creation.  Only where the copy is a few stores: a
- * task whose data has destructors (C++ objects, copied by their copy
- * constructors) or is larger than ALLOC_GOES_ON_BYTES keeps its copy as
- * the creator's work.  Anything else that comes first ends the fragment
- * where the allocation began (frag_cut) or resumes it (alloc_settle). */
+ * span is left open and goes on into it (tool_task_enter), which saves a
+ * metric read at each end; the code between (the copy, an if() or depend
+ * expression) then counts as the runtime's, as part of the task's
+ * creation.  So only where that code is short: not for a task whose data
+ * has destructors (C++ objects, copied by their copy constructors) or is
+ * larger than ALLOC_GOES_ON_BYTES with its descriptor, nor at a construct
+ * where the code was measured longer than ALLOC_GAP_MAX (tool_task_enter).  Anything
+ * else that comes first ends the fragment where the allocation began
+ * (frag_cut), or resumes it (alloc_settle). */
 #define KMP_TASK_DESTRUCTORS 0x8 /* kmp_tasking_flags_t's destructors_thunk */
-#define KMP_TASK_HEAD_BYTES 40   /* kmp_task_t, before the task's private data */
-#define ALLOC_GOES_ON_BYTES 256
-uint64_t tool_alloc_leave(const tool_runtime_span *sp, int32_t flags,
-                          size_t task_size, size_t shareds_size)
+#define ALLOC_GOES_ON_BYTES 296  /* kmp_task_t (40; a taskloop's 80) + data */
+uint64_t tool_alloc_leave(const tool_runtime_span *sp, const void *loc,
+                          int32_t flags, size_t task_size,
+                          size_t shareds_size)
 {
     tstate *ts = self;
     tctx *c = sp->ctx;
+    struct gap_site *g = NULL;
+    if (ts) {
+        g = &ts->gap_sites[((uintptr_t)loc >> 3) % GAP_SITES];
+        if (g->loc != loc) {
+            g->loc = loc;
+            g->long_gaps = 0;
+        }
+    }
     if (!ts || !sp->active || !ts->in_frag || ts->frag_opens != sp->opens ||
         ts->frag_rt || sp->prev_cut || rt_sampled(ts->rt_calls) ||
-        ts->ctx != c || (flags & KMP_TASK_DESTRUCTORS) ||
-        task_size > KMP_TASK_HEAD_BYTES + ALLOC_GOES_ON_BYTES ||
-        shareds_size > ALLOC_GOES_ON_BYTES)
-        return tool_runtime_leave(sp);
+        g->long_gaps >= ALLOC_GAP_STRIKES || ts->ctx != c ||
+        (flags & KMP_TASK_DESTRUCTORS) || task_size > ALLOC_GOES_ON_BYTES ||
+        shareds_size > ALLOC_GOES_ON_BYTES) {
+        uint64_t rt = tool_runtime_leave(sp);
+        /* the code up to the queueing is timed (tool_task_enter) */
+        if (ts && sp->active && ts->in_frag && ts->frag_opens == sp->opens &&
+            rt != TOOL_RT_UNMEASURED) {
+            ts->gap_opens = sp->opens;
+            ts->gap_from = sp->start + rt;
+            ts->gap_site = g;
+        }
+        return rt;
+    }
     if (c)
         c->in_runtime--;
     ts->rt_skip_read = sp->prev_skip;

@@ -66,6 +66,9 @@
  *                   ("whatif-cpu ns=N")
  *   task_flood      a single creates 10^6 tasks of one increment each;
  *                   prints how many ran
+ *   task_copy       a single creates 20,000 tasks, each with 96 KB of
+ *                   firstprivate data: the copies are the single's work
+ *                   (prints "whatif-copy ns=N", the same copies timed)
  *   merged_a, _b    one of two parallel regions in the two branches of an
  *                   if: clang -O2 emits one __kmpc_fork_call for both,
  *                   whose debug line is one region's

@@ -1,9 +1,12 @@
 /* task_copy.cc - tasks that take a C++ object by value (firstprivate):
- * the creator copies it with its copy constructor, a heap allocation and
- * 32 KB copied each time, which is the creator's work.  The program times
- * the same copies itself first and prints "whatif-copy ns=N" on stderr. */
+ * the creator copies it with its copy constructor, which is the creator's
+ * work.  "vector": a std::vector of 32 KB (a heap allocation and a copy;
+ * it has a destructor).  "ctor": a small object whose copy constructor
+ * reads 32 KB and whose destructor is trivial.  The program times the
+ * same copies itself first and prints "whatif-copy ns=N" on stderr. */
 #include <cstdint>
 #include <cstdio>
+#include <cstring>
 #include <ctime>
 #include <vector>
 
@@ -14,30 +17,78 @@ static uint64_t now_ns()
     return uint64_t(t.tv_sec) * 1000000000u + uint64_t(t.tv_nsec);
 }
 
-int main()
+enum { TASKS = 20000, DOUBLES = 4096 };
+static double table[DOUBLES];
+
+struct Summed {
+    const double *from;
+    double sum;
+    explicit Summed(const double *p) : from(p), sum(0) {}
+    Summed(const Summed &o) : from(o.from), sum(0)
+    {
+        for (int i = 0; i < DOUBLES; i++)
+            sum += from[i];
+    }
+};
+
+static void vector_tasks()
 {
-    const int tasks = 20000;
-    std::vector<double> v(4096, 1.0);
+    std::vector<double> v(DOUBLES, 1.0);
     double kept = 0;
     uint64_t t0 = now_ns();
-    for (int t = 0; t < tasks; t++) {
+    for (int t = 0; t < TASKS; t++) {
         std::vector<double> copy(v);
         __asm__ volatile("" : : "r"(copy.data()) : "memory");
-        kept += copy[t % 4096];
+        kept += copy[t % DOUBLES];
     }
     std::fprintf(stderr, "whatif-copy ns=%llu\n",
                  (unsigned long long)(now_ns() - t0));
     double sum = 0;
 #pragma omp parallel
 #pragma omp single
-    for (int t = 0; t < tasks; t++) {
-        v[t % 4096] += 1;
+    for (int t = 0; t < TASKS; t++) {
+        v[t % DOUBLES] += 1;
 #pragma omp task firstprivate(v)
         {
 #pragma omp atomic
-            sum += v[t % 4096];
+            sum += v[t % DOUBLES];
         }
     }
     std::printf("ok %d\n", sum > kept);
+}
+
+static void ctor_tasks()
+{
+    for (int i = 0; i < DOUBLES; i++)
+        table[i] = i;
+    Summed s(table);
+    double kept = 0;
+    uint64_t t0 = now_ns();
+    for (int t = 0; t < TASKS; t++) {
+        Summed copy(s);
+        __asm__ volatile("" : : "r"(&copy) : "memory");
+        kept += copy.sum;
+    }
+    std::fprintf(stderr, "whatif-copy ns=%llu\n",
+                 (unsigned long long)(now_ns() - t0));
+    double sum = 0;
+#pragma omp parallel
+#pragma omp single
+    for (int t = 0; t < TASKS; t++) {
+#pragma omp task firstprivate(s)
+        {
+#pragma omp atomic
+            sum += s.sum;
+        }
+    }
+    std::printf("ok %d\n", sum == kept);
+}
+
+int main(int argc, char **argv)
+{
+    if (argc > 1 && !std::strcmp(argv[1], "ctor"))
+        ctor_tasks();
+    else
+        vector_tasks();
     return 0;
 }
