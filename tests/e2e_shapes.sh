@@ -37,6 +37,7 @@ cases=(
   "dir_nowait_tw  - 1"
   "pretask_tw     - 2"
   "tw_outer_tg    - 2"
+  "many_kinds     - 2"
 )
 # Untied tasks: the events name the task a thread runs, so the tool asks
 # the runtime only where a part ended with no event (rare): at most one

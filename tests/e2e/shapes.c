@@ -66,6 +66,8 @@
  *                   ("whatif-cpu ns=N")
  *   task_flood      a single creates 10^6 tasks of one increment each;
  *                   prints how many ran
+ *   many_kinds      a single creates 600 tasks, 600 if(0) tasks, then
+ *                   600 tasks in a depend chain, burning between them
  *   task_copy       a single creates 20,000 tasks, each with 96 KB of
  *                   firstprivate data: the copies are the single's work
  *                   (prints "whatif-copy ns=N", the same copies timed)
@@ -450,6 +452,70 @@ static uint64_t pthreads(int n, int region_only)
     /* creating and joining threads is serial work of the main thread's */
     main_serial += st_now() - t0;
     return span;
+}
+
+/* ---- many tasks of each kind ---- */
+
+/* Past each thread's first 256 creations the tool leaves a task's
+ * allocation span open into its queueing (tool_alloc_leave): a single
+ * creates MANY_TASKS tasks, then as many if(0) tasks (never queued), then
+ * as many in a depend(inout) chain, burning between creations. */
+#define MANY_TASKS 600
+
+static uint64_t many_kinds(void)
+{
+    static uint64_t c[MANY_TASKS], t[MANY_TASKS];
+    uint64_t span = 0;
+    int x = 0;
+#pragma omp parallel
+#pragma omp single
+    {
+        /* plain tasks: each starts after the creator's burns before it */
+        uint64_t creator = 0, phase = 0;
+        for (int i = 0; i < MANY_TASKS; i++) {
+            creator += c[i] = st_burn(0.05);
+#pragma omp task firstprivate(i)
+            t[i] = st_burn(0.2);
+        }
+#pragma omp taskwait
+        phase = creator;
+        creator = 0;
+        for (int i = 0; i < MANY_TASKS; i++) {
+            creator += c[i];
+            phase = st_max(phase, creator + t[i]);
+            add_work(c[i] + t[i]);
+        }
+        span += phase;
+        /* undeferred tasks: run by the creator, in series with it */
+        for (int i = 0; i < MANY_TASKS; i++) {
+            c[i] = st_burn(0.05);
+#pragma omp task if (0) firstprivate(i)
+            t[i] = st_burn(0.2);
+        }
+        for (int i = 0; i < MANY_TASKS; i++) {
+            span += c[i] + t[i];
+            add_work(c[i] + t[i]);
+        }
+        /* a chain: each task after the one before and after its creation */
+        for (int i = 0; i < MANY_TASKS; i++) {
+            c[i] = st_burn(0.05);
+#pragma omp task depend(inout : x) firstprivate(i)
+            {
+                t[i] = st_burn(0.2);
+                x++;
+            }
+        }
+#pragma omp taskwait
+        uint64_t done = 0;
+        creator = 0;
+        for (int i = 0; i < MANY_TASKS; i++) {
+            creator += c[i];
+            done = st_max(done, creator) + t[i];
+            add_work(c[i] + t[i]);
+        }
+        span += st_max(done, creator);
+    }
+    return x == MANY_TASKS ? span : 0;
 }
 
 /* ---- the rest ---- */
@@ -917,6 +983,8 @@ int main(int argc, char **argv)
         span = 0, taskloop_huge();
     else if (!strcmp(c, "taskloop_nt"))
         span = 0, taskloop_nt();
+    else if (!strcmp(c, "many_kinds"))
+        span = many_kinds();
     else {
         fprintf(stderr, "shapes: unknown case '%s'\n", c);
         return 2;
