@@ -288,6 +288,17 @@ typedef struct tctx {
 /* Task constructs whose code between allocation and queueing a thread
  * remembers (tool_alloc_leave): direct-mapped by address */
 #define GAP_SITES 32
+/* The program's code between an allocation whose span closed at its
+ * return and the queueing (the copy of the task's data, an if() or depend
+ * expression, a copy constructor) is measured on each thread's first
+ * TOOL_RT_ALL creations and one in TOOL_RT_SAMPLE after (tool_task_enter):
+ * where it took longer than this twice in a row at a construct (metric
+ * units: 1 us of CPU time, or 1,000 instructions), the construct's
+ * allocations keep their own spans, until it is measured shorter.  Twice:
+ * one gap can hold the metric's own re-anchoring (a system call, 1-2 us
+ * on a VM). */
+#define ALLOC_GAP_MAX 1000u
+#define ALLOC_GAP_STRIKES 2u
 
 typedef struct tstate {
     stream_thread st;
@@ -365,6 +376,7 @@ typedef struct tstate {
      * running fragment stays cut there (frag_cut) */
     uint64_t alloc_opens;
     uint64_t alloc_start;
+    struct gap_site *alloc_site;
     /* An allocation's span closed at its return (measured): frag_opens
      * then (0: none), the metric there and its construct's entry in
      * gap_sites, to time the program's code up to the queueing */
@@ -1310,6 +1322,18 @@ static unsigned loc_flags(tctx *c)
     return flags;
 }
 
+/* An allocation's span left open (tool_alloc_leave) that no queueing
+ * took over: the fragment ends where the allocation began.  What ran
+ * since (an if(0) task's copy and if() expression, up to its creation
+ * event) is lost, so the construct's allocations keep their own spans
+ * from now on. */
+static __attribute__((noinline, cold)) void alloc_unqueued(tstate *ts)
+{
+    if (ts->alloc_opens == ts->frag_opens)
+        ts->alloc_site->long_gaps = ALLOC_GAP_STRIKES;
+    ts->alloc_opens = 0;
+}
+
 /* Ends the running fragment and returns its work (0: none). */
 static uint64_t frag_take(tstate *ts)
 {
@@ -1320,6 +1344,8 @@ static uint64_t frag_take(tstate *ts)
     uint64_t now = ts->frag_rt ? 0
                    : ts->frag_cut ? ts->frag_cut
                                   : counter_read(&metric, &ts->ct);
+    if (ts->alloc_opens)
+        alloc_unqueued(ts);
     ts->in_frag = 0;
     ts->nfrag_smp = 0;
     ts->took_from = ts->frag_from;
@@ -3615,15 +3641,17 @@ static int rt_sampled(uint32_t k)
 }
 
 /* An allocation's span left open (tool_alloc_leave) when the thread
- * enters a wrapped call that does not queue the task: the fragment
- * resumes now (the program's code since the allocation counts as the
- * runtime's, as the queueing's would), and its cut is cleared. */
+ * enters a wrapped call that does not queue the task (a taskloop's): the
+ * fragment resumes now (the program's code since the allocation counts as
+ * the runtime's), its cut is cleared, and the construct's allocations
+ * keep their own spans from now on. */
 static __attribute__((noinline, cold)) void alloc_settle(tstate *ts)
 {
     int same = ts->alloc_opens == ts->frag_opens;
     ts->alloc_opens = 0;
     if (!same) /* a fragment began since: frag_begin cleared the cut */
         return;
+    ts->alloc_site->long_gaps = ALLOC_GAP_STRIKES;
     if (ts->in_frag) {
         uint64_t now = counter_read(&metric, &ts->ct);
         if (now > ts->alloc_start)
@@ -3656,16 +3684,6 @@ void tool_runtime_enter(tool_runtime_span *sp, int timing)
     ts->frag_cut = sp->start;
 }
 
-/* The program's code between an allocation whose span closed at its
- * return and this queueing (the copy of the task's data, an if() or
- * depend expression, a copy constructor), measured on each thread's
- * first TOOL_RT_ALL creations and one in TOOL_RT_SAMPLE after: where it
- * took longer than this twice in a row at a construct (metric units: 1 us
- * of CPU time, or 1,000 instructions), the construct's allocations keep
- * their own spans, until it is measured shorter.  Twice: one gap can
- * hold the metric's own re-anchoring (a system call, 1-2 us on a VM). */
-#define ALLOC_GAP_MAX 1000u
-#define ALLOC_GAP_STRIKES 2u
 
 void tool_task_enter(tool_runtime_span *sp)
 {
@@ -3752,6 +3770,7 @@ uint64_t tool_alloc_leave(const tool_runtime_span *sp, const void *loc,
     ts->rt_skip_read = sp->prev_skip;
     ts->alloc_opens = sp->opens;
     ts->alloc_start = sp->start;
+    ts->alloc_site = g;
     return TOOL_RT_UNMEASURED;
 }
 
