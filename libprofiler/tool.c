@@ -292,13 +292,17 @@ typedef struct tctx {
  * return and the queueing (the copy of the task's data, an if() or depend
  * expression, a copy constructor) is measured on each thread's first
  * TOOL_RT_ALL creations and one in TOOL_RT_SAMPLE after (tool_task_enter):
- * where it took longer than this twice in a row at a construct (metric
- * units: 1 us of CPU time, or 1,000 instructions), the construct's
+ * where it took longer than this (metric units: 1 us of CPU time, or
+ * 1,000 instructions) twice in a row at a construct, the construct's
  * allocations keep their own spans, until it is measured shorter.  Twice:
  * one gap can hold the metric's own re-anchoring (a system call, 1-2 us
  * on a VM). */
 #define ALLOC_GAP_MAX 1000u
 #define ALLOC_GAP_STRIKES 2u
+/* ... or longer than this many allocations, the fastest the thread was
+ * measured (where the machine is slow: under valgrind the code between
+ * the calls takes microseconds, as the allocations take tens) */
+#define ALLOC_GAP_ALLOCS 8u
 
 typedef struct tstate {
     stream_thread st;
@@ -382,6 +386,7 @@ typedef struct tstate {
      * gap_sites, to time the program's code up to the queueing */
     uint64_t gap_opens;
     uint64_t gap_from;
+    uint64_t alloc_fastest; /* the shortest allocation measured (0: none) */
     struct gap_site *gap_site;
     struct gap_site {
         const void *loc;       /* the construct (ident_t), or NULL */
@@ -3711,8 +3716,11 @@ void tool_task_enter(tool_runtime_span *sp)
     if (ts && ts->gap_opens) {
         struct gap_site *g = ts->gap_site;
         if (ts->gap_opens == ts->frag_opens && sp->active) {
+            uint64_t max = ALLOC_GAP_ALLOCS * ts->alloc_fastest;
+            if (max < ALLOC_GAP_MAX)
+                max = ALLOC_GAP_MAX;
             int long_gap = sp->start > ts->gap_from &&
-                           sp->start - ts->gap_from > ALLOC_GAP_MAX;
+                           sp->start - ts->gap_from > max;
             g->long_gaps = long_gap ? (g->long_gaps < ALLOC_GAP_STRIKES
                                            ? g->long_gaps + 1
                                            : g->long_gaps)
@@ -3736,35 +3744,49 @@ void tool_task_enter(tool_runtime_span *sp)
  * (frag_cut), or resumes it (alloc_settle). */
 #define KMP_TASK_DESTRUCTORS 0x8 /* kmp_tasking_flags_t's destructors_thunk */
 #define ALLOC_GOES_ON_BYTES 296  /* kmp_task_t (40; a taskloop's 80) + data */
+/* The thread's entry for the construct at loc (its gaps forgotten where
+ * another construct held the slot). */
+static struct gap_site *gap_site_of(tstate *ts, const void *loc)
+{
+    struct gap_site *g = &ts->gap_sites[((uintptr_t)loc >> 4) % GAP_SITES];
+    if (g->loc != loc) {
+        g->loc = loc;
+        g->long_gaps = 0;
+    }
+    return g;
+}
+
+/* tool_alloc_leave where the span closes: measured as any wrapped call,
+ * and the code up to the queueing timed (tool_task_enter). */
+static __attribute__((noinline)) uint64_t
+alloc_leave_closed(tstate *ts, const tool_runtime_span *sp, const void *loc)
+{
+    uint64_t rt = tool_runtime_leave(sp);
+    if (ts && sp->active && ts->in_frag && ts->frag_opens == sp->opens &&
+        rt != TOOL_RT_UNMEASURED) {
+        ts->gap_opens = sp->opens;
+        ts->gap_from = sp->start + rt;
+        ts->gap_site = gap_site_of(ts, loc);
+        if (rt && (!ts->alloc_fastest || rt < ts->alloc_fastest))
+            ts->alloc_fastest = rt;
+    }
+    return rt;
+}
+
 uint64_t tool_alloc_leave(const tool_runtime_span *sp, const void *loc,
                           int32_t flags, size_t task_size,
                           size_t shareds_size)
 {
     tstate *ts = self;
     tctx *c = sp->ctx;
-    struct gap_site *g = NULL;
-    if (ts) {
-        g = &ts->gap_sites[((uintptr_t)loc >> 3) % GAP_SITES];
-        if (g->loc != loc) {
-            g->loc = loc;
-            g->long_gaps = 0;
-        }
-    }
     if (!ts || !sp->active || !ts->in_frag || ts->frag_opens != sp->opens ||
         ts->frag_rt || sp->prev_cut || rt_sampled(ts->rt_calls) ||
-        g->long_gaps >= ALLOC_GAP_STRIKES || ts->ctx != c ||
-        (flags & KMP_TASK_DESTRUCTORS) || task_size > ALLOC_GOES_ON_BYTES ||
-        shareds_size > ALLOC_GOES_ON_BYTES) {
-        uint64_t rt = tool_runtime_leave(sp);
-        /* the code up to the queueing is timed (tool_task_enter) */
-        if (ts && sp->active && ts->in_frag && ts->frag_opens == sp->opens &&
-            rt != TOOL_RT_UNMEASURED) {
-            ts->gap_opens = sp->opens;
-            ts->gap_from = sp->start + rt;
-            ts->gap_site = g;
-        }
-        return rt;
-    }
+        ts->ctx != c || (flags & KMP_TASK_DESTRUCTORS) ||
+        task_size > ALLOC_GOES_ON_BYTES || shareds_size > ALLOC_GOES_ON_BYTES)
+        return alloc_leave_closed(ts, sp, loc);
+    struct gap_site *g = gap_site_of(ts, loc);
+    if (g->long_gaps >= ALLOC_GAP_STRIKES)
+        return alloc_leave_closed(ts, sp, loc);
     if (c)
         c->in_runtime--;
     ts->rt_skip_read = sp->prev_skip;
