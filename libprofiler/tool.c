@@ -286,8 +286,8 @@ typedef struct tctx {
 #define NOTED_MAX 8    /* notes a thread remembers having written */
 
 /* Task constructs whose code between allocation and queueing a thread
- * remembers (tool_alloc_leave): direct-mapped by address */
-#define GAP_SITES 32
+ * remembers (tool_alloc_leave), by a hash of their address */
+#define GAP_SITES 64
 /* The program's code between an allocation whose span closed at its
  * return and the queueing (the copy of the task's data, an if() or depend
  * expression, a copy constructor) is measured on each thread's first
@@ -303,6 +303,11 @@ typedef struct tctx {
  * measured (where the machine is slow: under valgrind the code between
  * the calls takes microseconds, as the allocations take tens) */
 #define ALLOC_GAP_ALLOCS 8u
+/* How the metric measures that code: as time, scaled by the allocations
+ * (1); as instructions or cycles, against ALLOC_GAP_MAX only (0); or not
+ * at all (-1: an event count says nothing of its length, and every span
+ * closes) */
+static int alloc_gap_scaled;
 
 typedef struct tstate {
     stream_thread st;
@@ -391,6 +396,8 @@ typedef struct tstate {
     struct gap_site {
         const void *loc;       /* the construct (ident_t), or NULL */
         unsigned long_gaps;    /* consecutive measured gaps over the max */
+        int unqueued;          /* a span of its was not queued: its
+                                * allocations keep their own spans */
     } gap_sites[GAP_SITES];
     int frag_rt;             /* the running fragment began inside a
                               * wrapped runtime call of its task: no work */
@@ -1335,7 +1342,7 @@ static unsigned loc_flags(tctx *c)
 static __attribute__((noinline, cold)) void alloc_unqueued(tstate *ts)
 {
     if (ts->alloc_opens == ts->frag_opens)
-        ts->alloc_site->long_gaps = ALLOC_GAP_STRIKES;
+        ts->alloc_site->unqueued = 1;
     ts->alloc_opens = 0;
 }
 
@@ -3656,7 +3663,7 @@ static __attribute__((noinline, cold)) void alloc_settle(tstate *ts)
     ts->alloc_opens = 0;
     if (!same) /* a fragment began since: frag_begin cleared the cut */
         return;
-    ts->alloc_site->long_gaps = ALLOC_GAP_STRIKES;
+    ts->alloc_site->unqueued = 1;
     if (ts->in_frag) {
         uint64_t now = counter_read(&metric, &ts->ct);
         if (now > ts->alloc_start)
@@ -3716,7 +3723,8 @@ void tool_task_enter(tool_runtime_span *sp)
     if (ts && ts->gap_opens) {
         struct gap_site *g = ts->gap_site;
         if (ts->gap_opens == ts->frag_opens && sp->active) {
-            uint64_t max = ALLOC_GAP_ALLOCS * ts->alloc_fastest;
+            uint64_t max = alloc_gap_scaled ? ALLOC_GAP_ALLOCS * ts->alloc_fastest
+                                            : 0;
             if (max < ALLOC_GAP_MAX)
                 max = ALLOC_GAP_MAX;
             int long_gap = sp->start > ts->gap_from &&
@@ -3739,19 +3747,27 @@ void tool_task_enter(tool_runtime_span *sp)
  * creation.  So only where that code is short: not for a task whose data
  * has destructors (C++ objects, copied by their copy constructors) or is
  * larger than ALLOC_GOES_ON_BYTES with its descriptor, nor at a construct
- * where the code was measured longer than ALLOC_GAP_MAX (tool_task_enter).  Anything
- * else that comes first ends the fragment where the allocation began
- * (frag_cut), or resumes it (alloc_settle). */
+ * where the code was measured long (tool_task_enter), nor with a metric
+ * that cannot tell.  Anything else that comes first ends the fragment
+ * where the allocation began (frag_cut: an if(0) task's creation event,
+ * alloc_unqueued) or resumes it (a taskloop's wrapper, alloc_settle), and
+ * the construct's allocations keep their own spans from then on. */
 #define KMP_TASK_DESTRUCTORS 0x8 /* kmp_tasking_flags_t's destructors_thunk */
 #define ALLOC_GOES_ON_BYTES 296  /* kmp_task_t (40; a taskloop's 80) + data */
-/* The thread's entry for the construct at loc (its gaps forgotten where
- * another construct held the slot). */
+#define ALLOC_GOES_ON_SHARED 256 /* the pointers to shared data */
+/* The thread's entry for the construct at loc, or NULL where another
+ * construct that carries a mark holds its slot (the allocation's span
+ * then closes, as where it is marked).  An unmarked holder gives way. */
 static struct gap_site *gap_site_of(tstate *ts, const void *loc)
 {
-    struct gap_site *g = &ts->gap_sites[((uintptr_t)loc >> 4) % GAP_SITES];
+    uint64_t h = (uint64_t)(uintptr_t)loc * 0x9e3779b97f4a7c15u;
+    struct gap_site *g = &ts->gap_sites[h >> 58]; /* 64 slots */
     if (g->loc != loc) {
+        if (g->loc && (g->long_gaps || g->unqueued))
+            return NULL;
         g->loc = loc;
         g->long_gaps = 0;
+        g->unqueued = 0;
     }
     return g;
 }
@@ -3764,9 +3780,9 @@ alloc_leave_closed(tstate *ts, const tool_runtime_span *sp, const void *loc)
     uint64_t rt = tool_runtime_leave(sp);
     if (ts && sp->active && ts->in_frag && ts->frag_opens == sp->opens &&
         rt != TOOL_RT_UNMEASURED) {
-        ts->gap_opens = sp->opens;
-        ts->gap_from = sp->start + rt;
         ts->gap_site = gap_site_of(ts, loc);
+        ts->gap_opens = ts->gap_site ? sp->opens : 0;
+        ts->gap_from = sp->start + rt;
         if (rt && (!ts->alloc_fastest || rt < ts->alloc_fastest))
             ts->alloc_fastest = rt;
     }
@@ -3782,10 +3798,11 @@ uint64_t tool_alloc_leave(const tool_runtime_span *sp, const void *loc,
     if (!ts || !sp->active || !ts->in_frag || ts->frag_opens != sp->opens ||
         ts->frag_rt || sp->prev_cut || rt_sampled(ts->rt_calls) ||
         ts->ctx != c || (flags & KMP_TASK_DESTRUCTORS) ||
-        task_size > ALLOC_GOES_ON_BYTES || shareds_size > ALLOC_GOES_ON_BYTES)
+        task_size > ALLOC_GOES_ON_BYTES ||
+        shareds_size > ALLOC_GOES_ON_SHARED || alloc_gap_scaled < 0)
         return alloc_leave_closed(ts, sp, loc);
     struct gap_site *g = gap_site_of(ts, loc);
-    if (g->long_gaps >= ALLOC_GAP_STRIKES)
+    if (!g || g->long_gaps >= ALLOC_GAP_STRIKES || g->unqueued)
         return alloc_leave_closed(ts, sp, loc);
     if (c)
         c->in_runtime--;
@@ -4632,6 +4649,10 @@ ompt_start_tool(unsigned int omp_version,
                 "default metric, thread CPU time, costs ~0.02 us\n",
                 metric.name, metric.pmu_read_ns / 1000);
     grain_from_reads = counter_clock_setup(&grain_clk, &metric);
+    alloc_gap_scaled = !strcmp(metric.unit, "ns")             ? 1
+                       : !strcmp(metric.unit, "instructions") ||
+                               !strcmp(metric.unit, "cycles") ? 0
+                                                              : -1;
     const char *out = getenv("WHATIF_OUT");
     if (!out || !*out)
         out = "whatif-out";

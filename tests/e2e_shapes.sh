@@ -342,8 +342,11 @@ if [ -n "$copy" ] && [ -n "$w" ] && [ "$w" -ge "$copy" ]; then ok; else
 # runtime's.  And an object whose copy constructor reads 32 KB but whose
 # destructor is trivial, which only the measured gap between allocation
 # and queueing tells apart (ALLOC_GAP_MAX): 1.1-1.2x, 0.08x without it.
+# And an if() expression that reads 32 KB only where it makes the task
+# undeferred: the queued half measures a short gap, the undeferred half
+# marks the construct (alloc_unqueued) for good.
 if clang++-19 -fopenmp -g -O2 "$here/e2e/task_copy.cc" -o "$work/task_copy"; then
-  for mode in vector:100 ctor:50; do
+  for mode in vector:100 ctor:50 ifexpr:50; do
     name=${mode%%:*} want=${mode##*:}
     out="$work/task-copy-$name"; rm -rf "$out"
     OMP_NUM_THREADS=2 "$whatif" run -q -o "$out" -- "$work/task_copy" $name >/dev/null 2>"$out.err"

@@ -1,8 +1,9 @@
-/* task_copy.cc - tasks that take a C++ object by value (firstprivate):
- * the creator copies it with its copy constructor, which is the creator's
- * work.  "vector": a std::vector of 32 KB (a heap allocation and a copy;
- * it has a destructor).  "ctor": a small object whose copy constructor
- * reads 32 KB and whose destructor is trivial.  The program times the
+/* task_copy.cc - the creator's own code between a task's allocation and
+ * its queueing, which is its work.  "vector": a std::vector of 32 KB
+ * taken by value (a heap allocation and a copy; it has a destructor).
+ * "ctor": a small object whose copy constructor reads 32 KB and whose
+ * destructor is trivial.  "ifexpr": an if() clause that reads 32 KB where
+ * it makes the task undeferred, every second task.  The program times the
  * same copies itself first and prints "whatif-copy ns=N" on stderr. */
 #include <cstdint>
 #include <cstdio>
@@ -84,10 +85,49 @@ static void ctor_tasks()
     std::printf("ok %d\n", sum == kept);
 }
 
+/* The if() clause's expression, run between the allocation and the
+ * queueing: reading 32 KB where a task runs undeferred (every second
+ * one), nothing where it is queued. */
+static int deferred(int t)
+{
+    if (t % 2)
+        return 1;
+    double sum = 0;
+    for (int i = 0; i < DOUBLES; i++)
+        sum += table[i];
+    __asm__ volatile("" : : "r"(&sum) : "memory");
+    return sum < 0;
+}
+
+static void ifexpr_tasks()
+{
+    for (int i = 0; i < DOUBLES; i++)
+        table[i] = i;
+    int kept = 0;
+    uint64_t t0 = now_ns();
+    for (int t = 0; t < TASKS; t++)
+        kept += deferred(t);
+    std::fprintf(stderr, "whatif-copy ns=%llu\n",
+                 (unsigned long long)(now_ns() - t0));
+    int ran = 0;
+#pragma omp parallel
+#pragma omp single
+    for (int t = 0; t < TASKS; t++) {
+#pragma omp task if (deferred(t))
+        {
+#pragma omp atomic
+            ran++;
+        }
+    }
+    std::printf("ok %d\n", ran == TASKS && kept == TASKS / 2);
+}
+
 int main(int argc, char **argv)
 {
     if (argc > 1 && !std::strcmp(argv[1], "ctor"))
         ctor_tasks();
+    else if (argc > 1 && !std::strcmp(argv[1], "ifexpr"))
+        ifexpr_tasks();
     else
         vector_tasks();
     return 0;
