@@ -107,7 +107,7 @@ for T in 2 4 8; do
       # nest_deep runs 2^8 threads whatever T, in 254 inner region
       # instances, whose teams' runtime code counts as work (docs/limits.md:
       # 30-60 us each, the largest in a thread's first fragment): its work
-      # came 7.4-15.6 ms over the program's own 175 ms in 20 runs on the
+      # came 7.4-15.2 ms over the program's own 175 ms in 20 runs on the
       # AMD EPYC VM, alone and beside the suite, before 5c96338 as after.  The
       # bound, as before for the span (6% + 3 ms), and 40 us more for each
       # inner instance for the work.
