@@ -3672,9 +3672,10 @@ static __attribute__((noinline, cold)) void alloc_settle(tstate *ts)
     ts->frag_cut = 0;
 }
 
-void tool_runtime_enter(tool_runtime_span *sp, int timing)
+/* The bookkeeping of entering a wrapped call, all but where its span
+ * starts: returns whether a fragment runs (the span is then active). */
+static inline int span_enter(tstate *ts, tool_runtime_span *sp, int timing)
 {
-    tstate *ts = active ? self : NULL;
     sp->ctx = ts ? ts->ctx : NULL;
     if (sp->ctx)
         ((tctx *)sp->ctx)->in_runtime++;
@@ -3683,38 +3684,37 @@ void tool_runtime_enter(tool_runtime_span *sp, int timing)
         sp->prev_skip = (unsigned char)ts->rt_skip_read;
         uint32_t k = timing == TOOL_RT_SAMPLED ? ts->rt_calls++ : 0;
         ts->rt_skip_read = timing == TOOL_RT_UNTIMED ||
-                           (k >= TOOL_RT_ALL && k % TOOL_RT_SAMPLE != 0);
-        if (ts->alloc_opens)
-            alloc_settle(ts);
+                           (timing == TOOL_RT_SAMPLED && !rt_sampled(k));
     }
     sp->active = ts && ts->in_frag;
-    if (!sp->active)
+    if (sp->active)
+        sp->opens = ts->frag_opens;
+    return sp->active;
+}
+
+void tool_runtime_enter(tool_runtime_span *sp, int timing)
+{
+    tstate *ts = active ? self : NULL;
+    if (ts && ts->alloc_opens)
+        alloc_settle(ts);
+    if (!span_enter(ts, sp, timing))
         return;
-    sp->opens = ts->frag_opens;
     sp->start = counter_read(&metric, &ts->ct);
     sp->prev_cut = ts->frag_cut;
     ts->frag_cut = sp->start;
 }
-
 
 void tool_task_enter(tool_runtime_span *sp)
 {
     tstate *ts = active ? self : NULL;
     if (ts && ts->alloc_opens) {
         if (ts->alloc_opens == ts->frag_opens && ts->in_frag) {
-            /* tool_runtime_enter's work, the span begun at the
-             * allocation: this call is not measured (tool_alloc_leave) */
+            /* the span begun at the allocation; this call is not
+             * measured (tool_alloc_leave), and frag_cut is alloc_start */
             ts->alloc_opens = 0;
-            sp->ctx = ts->ctx;
-            if (sp->ctx)
-                ((tctx *)sp->ctx)->in_runtime++;
-            sp->prev_skip = (unsigned char)ts->rt_skip_read;
-            ts->rt_calls++;
-            ts->rt_skip_read = 1;
-            sp->active = 1;
-            sp->opens = ts->frag_opens;
+            span_enter(ts, sp, TOOL_RT_SAMPLED);
             sp->start = ts->alloc_start;
-            sp->prev_cut = 0; /* frag_cut is alloc_start already */
+            sp->prev_cut = 0;
             return;
         }
         alloc_settle(ts);
