@@ -438,6 +438,17 @@ static void chain_move(chain *dst, chain *src)
     memset(&src->crit, 0, sizeof(src->crit));
 }
 
+/* dst becomes the chain of length len and rank whose map is a copy of
+ * base, in dst's own storage: a best chain replaced at every task of one
+ * creator would otherwise allocate a map and free the one before it. */
+static int chain_reset(chain *dst, uint64_t len, uint64_t rank,
+                       const cmap *base)
+{
+    dst->len = len;
+    dst->rank = rank;
+    return cmap_copy(&dst->crit, base);
+}
+
 static int chain_beats(uint64_t len, uint64_t rank, const chain *cur)
 {
     return len > cur->len || (len == cur->len && rank < cur->rank);
@@ -2372,18 +2383,10 @@ static int seg_concat(chain *a_ser, chain *a_best, const chain *b_ser,
 {
     if (b_best->rank != RANK_NONE) {
         uint64_t len = a_ser->len + b_best->len;
-        if (chain_beats(len, b_best->rank, a_best)) {
-            chain c;
-            memset(&c, 0, sizeof(c));
-            if (cmap_copy(&c.crit, &a_ser->crit) ||
-                cmap_merge(&c.crit, &b_best->crit)) {
-                chain_free(&c);
-                return OSPG_ERR_NOMEM;
-            }
-            c.len = len;
-            c.rank = b_best->rank;
-            chain_move(a_best, &c);
-        }
+        if (chain_beats(len, b_best->rank, a_best) &&
+            (chain_reset(a_best, len, b_best->rank, &a_ser->crit) ||
+             cmap_merge(&a_best->crit, &b_best->crit)))
+            return OSPG_ERR_NOMEM;
     }
     a_ser->len += b_ser->len;
     return cmap_merge(&a_ser->crit, &b_ser->crit) ? OSPG_ERR_NOMEM : 0;
@@ -2776,19 +2779,13 @@ static int leaf_fold_p(ospg *g, ospg_node *n, const node_op *op, uint32_t loc,
 {
     for (size_t s = 0, ns = nsc(g, n->uni); s < ns; s++) {
         uint64_t len = n->ser[s].len + total[s];
-        if (!chain_beats(len, op->idx, &n->best[s]))
+        chain *b = &n->best[s];
+        if (!chain_beats(len, op->idx, b))
             continue;
-        chain c;
-        memset(&c, 0, sizeof(c));
-        if (cmap_copy(&c.crit, &n->ser[s].crit) ||
-            leaf_crit(&c.crit, op, loc, tags, ntags, ws[s],
-                      total[s] - ws[s])) {
-            chain_free(&c);
+        if (chain_reset(b, len, op->idx, &n->ser[s].crit) ||
+            leaf_crit(&b->crit, op, loc, tags, ntags, ws[s],
+                      total[s] - ws[s]))
             return fail(g, OSPG_ERR_NOMEM);
-        }
-        c.len = len;
-        c.rank = op->idx;
-        chain_move(&n->best[s], &c);
     }
     if (!n->tm && !ntags)
         return 0;

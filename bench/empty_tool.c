@@ -10,7 +10,24 @@
  * overwritten, never written out.  A thread's end reads its last record
  * into a checksum printed at the end ("checksum N"): with no reader the
  * compiler drops the stores.
+ *
+ * Built with -DRECORD -DRECORD_RT (and preloaded, LD_PRELOAD, as well as
+ * named in OMP_TOOL_LIBRARIES) it is the floor of whatif's way of measuring
+ * a task program: it reads the clock and stores a record where whatif
+ * reads its metric on the task path, and nowhere else.  That is at a
+ * task's start and end (task_schedule), before a task's allocation and
+ * after its queueing (the runtime calls __kmpc_omp_task_alloc and
+ * __kmpc_omp_task, wrapped here as whatif wraps them, so that the
+ * runtime's time stays out of the fragments), and around a taskwait.  The
+ * other callbacks only count.
  */
+#if defined(RECORD_RT)
+#ifndef RECORD
+#error "RECORD_RT needs RECORD"
+#endif
+#define _GNU_SOURCE /* RTLD_NEXT */
+#include <dlfcn.h>
+#endif
 #include <omp-tools.h>
 #include <stdatomic.h>
 #include <stdio.h>
@@ -60,9 +77,16 @@ static void ring_close(void)
 #else
 #define EVENT(kind) events++
 #endif
+/* a callback where whatif reads its metric */
+#define READ_EVENT(kind) EVENT(kind)
+#ifdef RECORD_RT /* the others only count */
+#define CB_EVENT(kind) events++
+#else
+#define CB_EVENT(kind) EVENT(kind)
+#endif
 
 #define CB(name, ...)                                                        \
-    static void name(__VA_ARGS__) { EVENT(__LINE__); }
+    static void name(__VA_ARGS__) { CB_EVENT(__LINE__); }
 
 static void thread_begin(ompt_thread_t t, ompt_data_t *d)
 {
@@ -98,7 +122,14 @@ CB(masked, ompt_scope_endpoint_t ep, ompt_data_t *p, ompt_data_t *t,
 CB(task_create, ompt_data_t *e, const ompt_frame_t *f, ompt_data_t *n,
    int fl, int hd, const void *c)
 CB(dependences, ompt_data_t *t, const ompt_dependence_t *d, int n)
-CB(task_schedule, ompt_data_t *p, ompt_task_status_t s, ompt_data_t *n)
+static void task_schedule(ompt_data_t *p, ompt_task_status_t s,
+                          ompt_data_t *n)
+{
+    (void)p;
+    (void)s;
+    (void)n;
+    READ_EVENT(__LINE__);
+}
 CB(mutex_acquire, ompt_mutex_t k, unsigned h, unsigned i, ompt_wait_id_t w,
    const void *c)
 CB(mutex, ompt_mutex_t k, ompt_wait_id_t w, const void *c)
@@ -155,3 +186,55 @@ ompt_start_tool_result_t *ompt_start_tool(unsigned v, const char *r)
     static ompt_start_tool_result_t res = {init, fini, {0}};
     return &res;
 }
+
+#ifdef RECORD_RT
+/* The runtime calls whatif wraps on the task path, with its reads. */
+typedef void *(*task_alloc_fn)(void *, int32_t, int32_t, size_t, size_t,
+                               void *);
+typedef int32_t (*task_fn)(void *, int32_t, void *);
+typedef int32_t (*task_deps_fn)(void *, int32_t, void *, int32_t, void *,
+                                int32_t, void *);
+typedef int32_t (*taskwait_fn)(void *, int32_t);
+#define REAL(type, name)                                                     \
+    static type real;                                                        \
+    if (!real)                                                               \
+        real = (type)dlsym(RTLD_NEXT, #name)
+
+void *__kmpc_omp_task_alloc(void *loc, int32_t gtid, int32_t flags,
+                            size_t task_size, size_t shareds_size,
+                            void *entry)
+{
+    REAL(task_alloc_fn, __kmpc_omp_task_alloc);
+    READ_EVENT(__LINE__);
+    return real(loc, gtid, flags, task_size, shareds_size, entry);
+}
+
+int32_t __kmpc_omp_task(void *loc, int32_t gtid, void *task)
+{
+    REAL(task_fn, __kmpc_omp_task);
+    int32_t r = real(loc, gtid, task);
+    READ_EVENT(__LINE__);
+    return r;
+}
+
+int32_t __kmpc_omp_task_with_deps(void *loc, int32_t gtid, void *task,
+                                  int32_t ndeps, void *deps,
+                                  int32_t ndeps_noalias, void *noalias_deps)
+{
+    REAL(task_deps_fn, __kmpc_omp_task_with_deps);
+    READ_EVENT(__LINE__);
+    int32_t r = real(loc, gtid, task, ndeps, deps, ndeps_noalias,
+                     noalias_deps);
+    READ_EVENT(__LINE__);
+    return r;
+}
+
+int32_t __kmpc_omp_taskwait(void *loc, int32_t gtid)
+{
+    REAL(taskwait_fn, __kmpc_omp_taskwait);
+    READ_EVENT(__LINE__);
+    int32_t r = real(loc, gtid);
+    READ_EVENT(__LINE__);
+    return r;
+}
+#endif
