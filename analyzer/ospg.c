@@ -368,7 +368,7 @@ static void cmap_free(cmap *m)
     m->n = m->cap = 0;
 }
 
-/* Replaces dst by a copy of src; dst's old contents are freed. */
+/* Replaces dst's contents by a copy of src's, in dst's own storage. */
 static int cmap_copy(cmap *dst, const cmap *src)
 {
     dst->n = 0;

@@ -196,9 +196,12 @@ typedef int32_t (*task_deps_fn)(void *, int32_t, void *, int32_t, void *,
                                 int32_t, void *);
 typedef int32_t (*taskwait_fn)(void *, int32_t);
 #define REAL(type, name)                                                     \
-    static type real;                                                        \
-    if (!real)                                                               \
-        real = (type)dlsym(RTLD_NEXT, #name)
+    static _Atomic(type) real_##name;                                        \
+    type real = atomic_load_explicit(&real_##name, memory_order_relaxed);    \
+    if (!real) {                                                             \
+        real = (type)dlsym(RTLD_NEXT, #name);                                \
+        atomic_store_explicit(&real_##name, real, memory_order_relaxed);     \
+    }
 
 void *__kmpc_omp_task_alloc(void *loc, int32_t gtid, int32_t flags,
                             size_t task_size, size_t shareds_size,
@@ -221,8 +224,9 @@ int32_t __kmpc_omp_task_with_deps(void *loc, int32_t gtid, void *task,
                                   int32_t ndeps, void *deps,
                                   int32_t ndeps_noalias, void *noalias_deps)
 {
+    /* no read on entry: as for __kmpc_omp_task, whatif's span from the
+     * allocation goes on into the queueing */
     REAL(task_deps_fn, __kmpc_omp_task_with_deps);
-    READ_EVENT(__LINE__);
     int32_t r = real(loc, gtid, task, ndeps, deps, ndeps_noalias,
                      noalias_deps);
     READ_EVENT(__LINE__);
